@@ -1,0 +1,79 @@
+package facts
+
+// Shadow outcomes.
+const (
+	// ShadowRunning: the child has not finished yet; ask again.
+	ShadowRunning = "running"
+	// ShadowOK: the cell ran to the end in the child without an exception.
+	ShadowOK = "ok"
+	// ShadowError: the cell raised; Exception, Message, Line and Frames say where.
+	ShadowError = "error"
+	// ShadowRefused: the child refused a side effect (file write, socket, subprocess...);
+	// the outcome is unknown, never a crash. Refused says which.
+	ShadowRefused = "refused"
+	// ShadowTimeout: the child was killed after the time limit.
+	ShadowTimeout = "timeout"
+	// ShadowSkipped: not run (CUDA in use, not enough memory, platform without fork, static
+	// screen found a side effect in safe mode). Reason says why.
+	ShadowSkipped = "skipped"
+	// ShadowDied: the child died without reporting (signal, memory cap).
+	ShadowDied = "died"
+)
+
+// ShadowResult is the outcome of running a cell in a forked copy of the kernel.
+type ShadowResult struct {
+	Token  string `json:"token"`
+	Status string `json:"status"`
+	// Reason explains skipped, refused, died and timeout outcomes for the user.
+	Reason string `json:"reason,omitempty"`
+	// Refused names the side effect the child refused ("open('out.csv', 'w')").
+	Refused string `json:"refused,omitempty"`
+	// Exception is the exception class name (e.g. "KeyError"), Message its str().
+	Exception string `json:"exception,omitempty"`
+	Message   string `json:"message,omitempty"`
+	// Line is the 1-based line in the cell where the exception surfaced from the cell's own
+	// code (the innermost frame that belongs to the cell), 0 when unknown.
+	Line int `json:"line,omitempty"`
+	// Frames are the traceback frames, outermost first; InCell marks frames in the cell.
+	Frames []Frame `json:"frames,omitempty"`
+	// Trace is the per-line state recorded with trace on, in execution order.
+	Trace []LineState `json:"trace,omitempty"`
+	// TraceTruncated is true when the trace hit its size bound.
+	TraceTruncated bool `json:"trace_truncated,omitempty"`
+	// Stdout and Stderr captured in the child (truncated).
+	Stdout string `json:"stdout,omitempty"`
+	Stderr string `json:"stderr,omitempty"`
+	// ElapsedMS is the child's wall time; ForkMS the time the kernel was busy forking.
+	ElapsedMS float64 `json:"elapsed_ms,omitempty"`
+	ForkMS    float64 `json:"fork_ms,omitempty"`
+	// ExecutionCount of the parent kernel when the fork happened.
+	ExecutionCount int `json:"execution_count,omitempty"`
+}
+
+// Frame is one traceback frame.
+type Frame struct {
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Func   string `json:"func"`
+	InCell bool   `json:"in_cell"`
+	Text   string `json:"text,omitempty"`
+}
+
+// LineState is the state after one line of the cell ran: the compact facts of the names
+// that line assigned.
+type LineState struct {
+	// Line is 1-based in the cell.
+	Line int `json:"line"`
+	// Names maps each name assigned at this line to its compact facts.
+	Names map[string]Compact `json:"names"`
+}
+
+// Compact is the small summary shown in inlay hints: "(712, 8) float64".
+type Compact struct {
+	Type  string `json:"type"`
+	Shape []int  `json:"shape,omitempty"`
+	Dtype string `json:"dtype,omitempty"`
+	Len   *int   `json:"len,omitempty"`
+	// Repr is a short repr for scalars and strings.
+	Repr string `json:"repr,omitempty"`
+}
