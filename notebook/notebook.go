@@ -2,6 +2,11 @@
 // text, execution order and success), reading and writing .ipynb (nbformat 4) and
 // percent-format .py notebooks, and applying LSP 3.17 notebook change events. It knows
 // nothing of LSP's wire format (package lsp converts) nor of analysis.
+//
+// Positions are LSP's: 0-based lines and UTF-16 characters (see OffsetOf). Notebook.Apply
+// is all or nothing: a change it refuses leaves the notebook as it was. Cells and notebooks
+// are plain data without locks: the caller serializes access and hands Clone snapshots to
+// concurrent readers.
 package notebook
 
 // Kind is a cell kind, numbered as LSP's NotebookCellKind.
@@ -16,13 +21,18 @@ const (
 // Cell is one cell. Cells are identified by ID, never by position: in an editor the ID is
 // the cell document URI (an opaque string such as
 // "vscode-notebook-cell:/p/a.ipynb#W0sZmlsZQ%3D%3D"); for files read from disk it is
-// "cell-<index>" of the page position at load time (nbformat cell ids are kept in
-// Metadata-preserving fields, not used as keys).
+// "cell-<index>" of the page position at load time (nbformat cell ids are kept with the
+// other unmodeled .ipynb fields for writing back, not used as keys).
 type Cell struct {
-	ID       string
-	Kind     Kind
+	ID   string
+	Kind Kind
+	// Language is the cell's language id: the kernel language for code cells, "markdown"
+	// for markdown cells, "raw" for nbformat raw cells (kind Markup: never run, never
+	// analyzed).
 	Language string
-	Text     string
+	// Text is the cell's source; lines end with "\n" for files (percent-format CRLF is
+	// normalized), and as the editor sent them for LSP cells.
+	Text string
 	// Version is the cell document's version (LSP), 0 for files.
 	Version int
 	// Metadata is the cell's metadata object as sent or stored.
@@ -32,9 +42,18 @@ type Cell struct {
 	ExecutionOrder int
 	// Success is the outcome of the last run, nil when unknown.
 	Success *bool
+	// SourceLine is the 0-based line of the source file where the cell's text starts, for
+	// cells read from a percent-format .py file (so cell positions map back into the file:
+	// file line = SourceLine + cell line, same UTF-16 character for code cells). 0 otherwise.
+	SourceLine int
 
-	// raw keeps the .ipynb cell's fields premortem does not model, for round trips.
+	// raw keeps the .ipynb cell's fields as read (all but metadata), for round trips: fields
+	// premortem does not model are written back as they were, and a modeled field
+	// (source, execution_count) keeps its original spelling while its value is unchanged.
+	// raw is never modified after parsing, so clones share it.
 	raw map[string]any
+	// percent is how the cell was spelled in a percent-format file, nil otherwise.
+	percent *percentCell
 }
 
 // Executed reports whether the cell ran in the kernel (it carries an execution order).
@@ -50,8 +69,11 @@ type Notebook struct {
 	Metadata map[string]any
 	Cells    []*Cell
 
-	// raw keeps top-level .ipynb fields premortem does not model, for round trips.
+	// raw keeps top-level .ipynb fields premortem does not model (nbformat, nbformat_minor,
+	// anything unknown), for round trips. Never modified after parsing.
 	raw map[string]any
+	// eol is the line ending of a percent-format file ("\n" when unknown).
+	eol string
 }
 
 // Cell returns the cell with the given ID, or nil.
