@@ -1,0 +1,275 @@
+package kernelclient
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// LaunchOptions say which kernel to start and how.
+type LaunchOptions struct {
+	// KernelName is the kernelspec name (default "python3").
+	KernelName string
+	// Cwd is the kernel's working directory (default: ours).
+	Cwd string
+	// Env is added to our environment and the spec's env ("KEY=value").
+	Env []string
+	// Python overrides the interpreter of a Python kernelspec.
+	Python string
+	// RuntimeDir receives the connection file (default: a new temporary directory, removed
+	// at Shutdown).
+	RuntimeDir string
+	// Options tune the client.
+	Options Options
+}
+
+// Launched is a kernel premortem started: its process, connection file and a connected
+// Client (embedded, so a *Launched is a Kernel).
+type Launched struct {
+	*Client
+	Spec           KernelSpec
+	ConnectionFile string
+	Cmd            *exec.Cmd
+
+	tmpDir   string
+	exited   chan struct{}
+	waitErr  error
+	stderr   *boundedBuffer
+	shutOnce sync.Once
+	shutErr  error
+}
+
+// Launch starts a kernel from a kernelspec, writes its connection file (ports from the OS, a
+// random key) and connects to it. ctx bounds the startup.
+func Launch(ctx context.Context, opts LaunchOptions) (*Launched, error) {
+	spec, err := findKernelSpec(opts.KernelName)
+	if err != nil {
+		return nil, err
+	}
+	argv := append([]string(nil), spec.Argv...)
+	if spec.Language == "python" || strings.Contains(strings.Join(argv, " "), "ipykernel") {
+		py, err := resolvePython(ctx, argv[0], opts.Python)
+		if err != nil {
+			return nil, fmt.Errorf("launch kernel %s: %w", spec.Name, err)
+		}
+		argv[0] = py
+	}
+	ports, err := freePorts(5)
+	if err != nil {
+		return nil, fmt.Errorf("launch kernel: %w", err)
+	}
+	ci := ConnectionInfo{
+		Transport: "tcp", IP: "127.0.0.1",
+		ShellPort: ports[0], IOPubPort: ports[1], StdinPort: ports[2], ControlPort: ports[3], HBPort: ports[4],
+		Key: newID() + newID(), SignatureScheme: "hmac-sha256", KernelName: spec.Name,
+	}
+	l := &Launched{Spec: spec, exited: make(chan struct{}), stderr: &boundedBuffer{max: 16 << 10}}
+	dir := opts.RuntimeDir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "premortem-kernel-"); err != nil {
+			return nil, fmt.Errorf("launch kernel: %w", err)
+		}
+		l.tmpDir = dir
+	}
+	l.ConnectionFile = filepath.Join(dir, "kernel-premortem-"+newID()[:12]+".json")
+	ci.Path = l.ConnectionFile
+	if err := WriteConnectionFile(l.ConnectionFile, ci); err != nil {
+		l.cleanup()
+		return nil, err
+	}
+	for i, a := range argv {
+		argv[i] = strings.ReplaceAll(a, "{connection_file}", l.ConnectionFile)
+		argv[i] = strings.ReplaceAll(argv[i], "{resource_dir}", spec.Dir)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = opts.Cwd
+	cmd.Env = os.Environ()
+	for k, v := range spec.Env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Env = append(cmd.Env, opts.Env...)
+	cmd.Stdout = nil
+	cmd.Stderr = l.stderr
+	setProcessGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		l.cleanup()
+		return nil, fmt.Errorf("launch kernel %s: %w", spec.Name, err)
+	}
+	l.Cmd = cmd
+	go func() {
+		l.waitErr = cmd.Wait()
+		close(l.exited)
+	}()
+
+	// The kernel binds its ports a moment after starting: dial until it answers, it exits,
+	// or ctx ends.
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+	}
+	var lastErr error
+	for backoff := 50 * time.Millisecond; ; backoff = min(backoff*2, 500*time.Millisecond) {
+		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		c, err := ConnectWithOptions(actx, ci, opts.Options)
+		cancel()
+		if err == nil {
+			l.Client = c
+			break
+		}
+		lastErr = err
+		select {
+		case <-l.exited:
+			l.cleanup()
+			return nil, fmt.Errorf("launch kernel %s: the kernel exited at startup (%v): %s", spec.Name, l.waitErr, l.stderr.String())
+		case <-ctx.Done():
+			l.kill()
+			l.cleanup()
+			return nil, fmt.Errorf("launch kernel %s: no answer before the deadline: %v; stderr: %s", spec.Name, lastErr, l.stderr.String())
+		case <-time.After(backoff):
+		}
+	}
+	if spec.InterruptMode != "message" {
+		l.Client.SetInterrupter(func(context.Context) error { return l.signal(syscall.SIGINT) })
+	}
+	go func() {
+		<-l.exited
+		l.Client.MarkDead()
+	}()
+	return l, nil
+}
+
+// freePorts asks the OS for n free TCP ports on the loopback interface.
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for i := 0; i < n; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find a free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// Interrupt interrupts the running cell: interrupt_request on control when the kernelspec
+// says interrupt_mode "message", SIGINT otherwise.
+func (l *Launched) Interrupt(ctx context.Context) error {
+	return l.Client.Interrupt(ctx)
+}
+
+// Exited is closed when the kernel process has exited.
+func (l *Launched) Exited() <-chan struct{} { return l.exited }
+
+// Shutdown asks the kernel to exit (shutdown_request on control), kills it after a grace
+// period (bounded by ctx, at most 5 s), reaps the process and removes the connection file.
+func (l *Launched) Shutdown(ctx context.Context) error {
+	l.shutOnce.Do(func() { l.shutErr = l.shutdown(ctx) })
+	return l.shutErr
+}
+
+func (l *Launched) shutdown(ctx context.Context) error {
+	grace, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	select {
+	case <-l.exited:
+	default:
+		if l.Client != nil {
+			_, _ = l.Client.controlRequest(grace, "shutdown_request", map[string]any{"restart": false})
+		}
+		select {
+		case <-l.exited:
+		case <-grace.Done():
+			l.kill()
+		}
+	}
+	if l.Client != nil {
+		l.Client.Close()
+	}
+	<-l.exited
+	l.cleanup()
+	return nil
+}
+
+func (l *Launched) kill() {
+	if l.Cmd == nil || l.Cmd.Process == nil {
+		return
+	}
+	killProcessGroup(l.Cmd)
+	t := time.NewTimer(5 * time.Second)
+	defer t.Stop()
+	select {
+	case <-l.exited:
+	case <-t.C:
+	}
+}
+
+// Kill kills the kernel process at once (tests use it to simulate a crash).
+func (l *Launched) Kill() error {
+	if l.Cmd == nil || l.Cmd.Process == nil {
+		return errors.New("no process")
+	}
+	err := l.Cmd.Process.Kill()
+	<-l.exited
+	return err
+}
+
+func (l *Launched) signal(sig os.Signal) error {
+	if l.Cmd == nil || l.Cmd.Process == nil {
+		return errors.New("interrupt: no kernel process")
+	}
+	if err := l.Cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("interrupt: %w", err)
+	}
+	return nil
+}
+
+func (l *Launched) cleanup() {
+	if l.ConnectionFile != "" {
+		os.Remove(l.ConnectionFile)
+	}
+	if l.tmpDir != "" {
+		os.RemoveAll(l.tmpDir)
+	}
+}
+
+// Stderr returns the kernel's captured stderr (bounded).
+func (l *Launched) Stderr() string { return l.stderr.String() }
+
+// boundedBuffer keeps the first max bytes written to it.
+type boundedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+	max int
+}
+
+func (b *boundedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if room := b.max - b.buf.Len(); room > 0 {
+		b.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+func (b *boundedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.TrimSpace(b.buf.String())
+}
