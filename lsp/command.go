@@ -1,0 +1,284 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/notebook"
+)
+
+// executeCommand runs one of the server's commands. Results are what the client shows:
+// premortem.explain returns a Markdown string (the VS Code extension opens it in a
+// Markdown preview); the others return a short status string and also report through
+// window/showMessage.
+func (s *Server) executeCommand(ctx context.Context, params json.RawMessage) (any, error) {
+	var p ExecuteCommandParams
+	if err := decode("workspace/executeCommand", params, &p); err != nil {
+		return nil, err
+	}
+	switch p.Command {
+	case CommandAttachKernel:
+		return s.attachKernelCommand(ctx, p.Arguments)
+	case CommandRecheck:
+		return s.recheckCommand(ctx, p.Arguments)
+	case CommandShadowRun:
+		return s.shadowRunCommand(ctx, p.Arguments)
+	case CommandExplain:
+		return s.explainCommand(ctx, p.Arguments)
+	}
+	return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q", p.Command)
+}
+
+// stringArg returns argument i as a string ("" when absent or null), or the "uri"/"path"
+// member of an object argument.
+func stringArg(args []json.RawMessage, i int) (string, error) {
+	if i >= len(args) || len(args[i]) == 0 || string(args[i]) == "null" {
+		return "", nil
+	}
+	var sv string
+	if err := json.Unmarshal(args[i], &sv); err == nil {
+		return sv, nil
+	}
+	var obj struct {
+		URI  string `json:"uri"`
+		Path string `json:"path"`
+	}
+	if err := json.Unmarshal(args[i], &obj); err != nil {
+		return "", jsonrpc2.Errorf(jsonrpc2.InvalidParams, "argument %d must be a string: %v", i+1, err)
+	}
+	if obj.URI != "" {
+		return obj.URI, nil
+	}
+	return obj.Path, nil
+}
+
+// attachKernelCommand: [connectionFile?, notebookUri?]. Without a file it uses the
+// premortem.kernel.connectionFile setting, then discovery.
+func (s *Server) attachKernelCommand(ctx context.Context, args []json.RawMessage) (any, error) {
+	path, err := stringArg(args, 0)
+	if err != nil {
+		return nil, err
+	}
+	target, err := stringArg(args, 1)
+	if err != nil {
+		return nil, err
+	}
+	if path == "" {
+		path = s.currentSettings().Kernel.ConnectionFile
+	}
+	path = strings.TrimPrefix(path, "file://")
+	var docs []*document
+	if target != "" {
+		d := s.documentFor(target)
+		if d == nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s is not an open notebook", target)
+		}
+		docs = []*document{d}
+	} else {
+		docs = s.notebooks()
+	}
+	if len(docs) == 0 {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "open a notebook first: a kernel is attached to notebooks")
+	}
+	a, err := s.rt.attach(ctx, docs, path)
+	if err != nil {
+		s.showf(protocol.MessageTypeWarning, "%v", err)
+		return nil, err
+	}
+	return fmt.Sprintf("attached to kernel %s", a.label), nil
+}
+
+// documentFor finds the document of a notebook, percent-file or cell URI.
+func (s *Server) documentFor(uri string) *document {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d := s.docs[uri]; d != nil {
+		return d
+	}
+	return s.cells[uri]
+}
+
+// recheckCommand: [uri?]. Forgets cached kernel-layer answers and runs a pass now.
+func (s *Server) recheckCommand(ctx context.Context, args []json.RawMessage) (any, error) {
+	uri, err := stringArg(args, 0)
+	if err != nil {
+		return nil, err
+	}
+	var docs []*document
+	if uri != "" {
+		d := s.documentFor(uri)
+		if d == nil {
+			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s is not open", uri)
+		}
+		docs = []*document{d}
+	} else {
+		s.mu.Lock()
+		for _, d := range s.docs {
+			docs = append(docs, d)
+		}
+		s.mu.Unlock()
+	}
+	for _, d := range docs {
+		d.rmu.Lock()
+		d.layers = map[string]*cellLayers{}
+		d.rmu.Unlock()
+		focus := ""
+		if _, isCell := s.cellsOf(uri); isCell {
+			focus = uri
+		}
+		s.scheduleWith(d, focus, true)
+	}
+	return fmt.Sprintf("re-checking %d document(s)", len(docs)), nil
+}
+
+// cellsOf reports whether uri is a cell URI.
+func (s *Server) cellsOf(uri string) (*document, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok := s.cells[uri]
+	return d, ok
+}
+
+// cellSnapshot returns the document, a snapshot and the cell for a cell URI.
+func (s *Server) cellSnapshot(ctx context.Context, uri string) (*document, *notebook.Notebook, *analysis.Result, *notebook.Cell, error) {
+	d, ok := s.cellsOf(uri)
+	if !ok {
+		return nil, nil, nil, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%q is not a cell of an open notebook", uri)
+	}
+	res, snap, err := s.current(ctx, d)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	c := snap.Cell(uri)
+	if c == nil {
+		return nil, nil, nil, nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "cell %q is gone", uri)
+	}
+	return d, snap, res, c, nil
+}
+
+// shadowRunCommand: [cellUri]. Shadow-runs the cell now (the child's guards still refuse
+// side effects) and returns a one-line outcome.
+func (s *Server) shadowRunCommand(ctx context.Context, args []json.RawMessage) (any, error) {
+	uri, err := stringArg(args, 0)
+	if err != nil {
+		return nil, err
+	}
+	d, snap, res, c, err := s.cellSnapshot(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	a := s.rt.attachmentFor(d)
+	if a == nil {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "no kernel attached: run premortem.attachKernel first")
+	}
+	settings := s.currentSettings()
+	mode := settings.Shadow.Mode
+	if mode == ShadowOff {
+		mode = ShadowSafe
+	}
+	p := &pass{d: d, gen: d.gen.Load(), snap: snap, settings: settings, focus: c.ID, force: true}
+	r := s.rt.shadow(ctx, p, a, res, c, mode)
+	if r == nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, errors.New("the shadow run failed; see the premortem log")
+	}
+	msg := shadowSummary(r.Status, r.Exception, r.Message, r.Line, r.Reason)
+	s.showf(protocol.MessageTypeInfo, "shadow run of the cell: %s", msg)
+	return msg, nil
+}
+
+func shadowSummary(status, exc, msg string, line int, reason string) string {
+	switch status {
+	case "error":
+		return fmt.Sprintf("%s: %s (line %d)", exc, msg, line)
+	case "ok":
+		return "ran to the end without an exception"
+	}
+	if reason != "" {
+		return status + ": " + reason
+	}
+	return status
+}
+
+// explainCommand: [cellUri, range or diagnostic?]. Returns Markdown explaining the
+// findings at the range (all of the cell's when absent): the LLM's longer diagnosis when an
+// endpoint is configured, else the findings with their evidence and fixes.
+func (s *Server) explainCommand(ctx context.Context, args []json.RawMessage) (any, error) {
+	uri, err := stringArg(args, 0)
+	if err != nil {
+		return nil, err
+	}
+	d, snap, res, c, err := s.cellSnapshot(ctx, uri)
+	if err != nil {
+		return nil, err
+	}
+	var want *analysis.Range
+	if len(args) > 1 {
+		var probe struct {
+			Range *protocol.Range    `json:"range"`
+			Start *protocol.Position `json:"start"`
+			End   *protocol.Position `json:"end"`
+		}
+		if err := json.Unmarshal(args[1], &probe); err == nil {
+			switch {
+			case probe.Range != nil:
+				want = &analysis.Range{Start: cellPos(probe.Range.Start, 0), End: cellPos(probe.Range.End, 0)}
+			case probe.Start != nil && probe.End != nil:
+				want = &analysis.Range{Start: cellPos(*probe.Start, 0), End: cellPos(*probe.End, 0)}
+			}
+		}
+	}
+	var picked []analysis.Finding
+	for _, f := range d.merged(res, c, snap.Index(c.ID), s.currentSettings()) {
+		if want == nil || overlaps(f.Range, *want) {
+			picked = append(picked, f)
+		}
+	}
+	if len(picked) == 0 {
+		return "premortem has no finding here to explain.", nil
+	}
+	return s.rt.llm.explain(ctx, d, snap, res, c, picked)
+}
+
+// findingsMarkdown renders findings with their evidence and fixes (the explanation
+// without an LLM).
+func findingsMarkdown(fs []analysis.Finding) string {
+	var b strings.Builder
+	for i, f := range fs {
+		if i > 0 {
+			b.WriteString("\n---\n\n")
+		}
+		title := f.Message
+		if f.Exception != "" {
+			title = f.Exception + ": " + f.Message
+		}
+		fmt.Fprintf(&b, "### %s\n\n*%s layer, line %d, `%s`*\n\n", title, f.Source, f.Range.Start.Line+1, f.Code)
+		if len(f.Evidence) > 0 {
+			b.WriteString("**Evidence**\n\n")
+			for _, e := range f.Evidence {
+				fmt.Fprintf(&b, "- %s\n", e)
+			}
+			b.WriteString("\n")
+		}
+		if f.Explanation != "" {
+			b.WriteString(f.Explanation)
+			b.WriteString("\n\n")
+		}
+		for _, fx := range f.Fixes {
+			fmt.Fprintf(&b, "**Fix:** %s\n\n", fx.Title)
+			for _, e := range fx.Edits {
+				fmt.Fprintf(&b, "```python\n%s\n```\n\n", e.NewText)
+			}
+		}
+	}
+	return b.String()
+}

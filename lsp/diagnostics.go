@@ -1,0 +1,276 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"time"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/judge"
+	"github.com/premortem/premortem/notebook"
+)
+
+// This file is the scheduler, gopls-style: every change cancels the document's running
+// pass and starts a new one on a snapshot. A pass computes the static layer at once and
+// publishes, then waits for the debounce (a pause in typing) before the kernel-backed
+// layers, which publish again as each one answers. Publication is guarded by the pass's
+// generation, so a cancelled pass never overwrites newer diagnostics.
+
+// pass is one diagnostics pass: a snapshot of a document and what to do with it.
+type pass struct {
+	d        *document
+	gen      uint64
+	snap     *notebook.Notebook
+	settings Settings
+	// focus is the cell the user edited last: kernel-backed layers start there, and only
+	// it gets a shadow run and an LLM prediction.
+	focus string
+	// force re-runs layers even when their cached answer is current (commands).
+	force bool
+}
+
+// schedule starts a new pass for d on a snapshot of its current state, cancelling the
+// running one.
+func (s *Server) schedule(d *document) { s.scheduleWith(d, "", false) }
+
+// scheduleWith is schedule with an explicit focus cell (empty: the last edited cell) and
+// an optional forced re-run of the kernel layers.
+func (s *Server) scheduleWith(d *document, focus string, force bool) {
+	s.mu.Lock()
+	if s.docs[d.uri] != d {
+		s.mu.Unlock()
+		return
+	}
+	d.cancelPass()
+	if focus == "" {
+		focus = d.focus
+	}
+	p := &pass{d: d, gen: d.gen.Add(1), snap: d.snapshot(), settings: s.settings, focus: focus, force: force}
+	ctx, cancel := context.WithCancel(s.ctx)
+	d.passCancel = cancel
+	s.mu.Unlock()
+	go s.runPass(ctx, p)
+}
+
+// runPass is one diagnostics pass over a snapshot.
+func (s *Server) runPass(ctx context.Context, p *pass) {
+	d := p.d
+	defer func() {
+		if r := recover(); r != nil {
+			s.tracef("panic in diagnostics pass for %s: %v\n%s", d.uri, r, debug.Stack())
+			s.logf(protocol.MessageTypeError, "internal error while checking %s: %v (premortem keeps running)", d.uri, r)
+		}
+	}()
+	res, err := s.analyze(ctx, d, p.gen, p.snap)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.logf(protocol.MessageTypeError, "analysis of %s failed: %v", d.uri, err)
+		}
+		return
+	}
+	s.publish(ctx, d, p.gen)
+	if !s.rt.wanted(d, p.settings) {
+		return
+	}
+	if wait := p.settings.Debounce.D(); wait > 0 && !p.force {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+	s.rt.check(ctx, p, res)
+}
+
+// analyze runs the static analysis of a snapshot and records it as the document's latest
+// result (unless a newer one is already there).
+func (s *Server) analyze(ctx context.Context, d *document, gen uint64, snap *notebook.Notebook) (*analysis.Result, error) {
+	d.rmu.Lock()
+	if d.static != nil && d.staticGen == gen {
+		res := d.static
+		d.rmu.Unlock()
+		return res, nil
+	}
+	d.rmu.Unlock()
+	return s.analyzeNow(ctx, d, gen, snap)
+}
+
+// reanalyze recomputes the pass's static result (after the kernel namespace changed).
+func (s *Server) reanalyze(ctx context.Context, p *pass) (*analysis.Result, error) {
+	return s.analyzeNow(ctx, p.d, p.gen, p.snap)
+}
+
+func (s *Server) analyzeNow(ctx context.Context, d *document, gen uint64, snap *notebook.Notebook) (*analysis.Result, error) {
+	d.rmu.Lock()
+	ns := d.namespace
+	d.rmu.Unlock()
+	d.amu.Lock()
+	res, err := d.analyzer.Analyze(ctx, snap, analysis.Options{Namespace: ns})
+	d.amu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, fmt.Errorf("analyzer returned no result")
+	}
+	d.rmu.Lock()
+	if gen >= d.staticGen {
+		d.static, d.staticSnap, d.staticGen = res, snap, gen
+	}
+	d.rmu.Unlock()
+	return res, nil
+}
+
+// setNamespace records the kernel's namespace for the static layer; it reports whether
+// it changed.
+func (s *Server) setNamespace(ctx context.Context, p *pass, names []string) bool {
+	if names == nil {
+		return false
+	}
+	ns := make(map[string]bool, len(names))
+	for _, n := range names {
+		ns[n] = true
+	}
+	p.d.rmu.Lock()
+	defer p.d.rmu.Unlock()
+	if reflect.DeepEqual(ns, p.d.namespace) {
+		return false
+	}
+	p.d.namespace = ns
+	return true
+}
+
+// current returns the document's latest static result and its snapshot, analyzing the
+// live state first when the latest pass has not finished. Requests use it.
+func (s *Server) current(ctx context.Context, d *document) (*analysis.Result, *notebook.Notebook, error) {
+	s.mu.Lock()
+	if s.docs[d.uri] != d {
+		s.mu.Unlock()
+		return nil, nil, fmt.Errorf("%s is no longer open", d.uri)
+	}
+	gen := d.gen.Load()
+	d.rmu.Lock()
+	if d.static != nil && d.staticGen == gen {
+		res, snap := d.static, d.staticSnap
+		d.rmu.Unlock()
+		s.mu.Unlock()
+		return res, snap, nil
+	}
+	d.rmu.Unlock()
+	snap := d.snapshot()
+	s.mu.Unlock()
+	res, err := s.analyze(ctx, d, gen, snap)
+	return res, snap, err
+}
+
+// publish sends the merged diagnostics of the document's latest results, for every URI
+// whose diagnostics changed, and empty lists for URIs that have none any more.
+func (s *Server) publish(ctx context.Context, d *document, gen uint64) {
+	settings := s.currentSettings()
+	d.rmu.Lock()
+	defer d.rmu.Unlock()
+	if ctx.Err() != nil || d.gen.Load() != gen || d.static == nil || d.staticGen != gen {
+		return
+	}
+	byURI := map[string][]protocol.Diagnostic{}
+	for i, c := range d.staticSnap.Cells {
+		if c.Kind != notebook.Code {
+			continue
+		}
+		fs := d.mergedLocked(d.static, c, i, settings)
+		if len(fs) == 0 {
+			continue
+		}
+		uri := d.cellURI(c.ID)
+		for _, f := range fs {
+			byURI[uri] = append(byURI[uri], diagnostic(f, c.SourceLine, d.relatedLocked(f)))
+		}
+	}
+	for uri, diags := range byURI {
+		if reflect.DeepEqual(d.published[uri], diags) {
+			continue
+		}
+		d.published[uri] = diags
+		s.sendDiagnostics(uri, diags)
+	}
+	for uri := range d.published {
+		if _, ok := byURI[uri]; !ok {
+			delete(d.published, uri)
+			s.sendDiagnostics(uri, []protocol.Diagnostic{})
+		}
+	}
+}
+
+// clearAll publishes empty diagnostics for everything the document ever published.
+func (s *Server) clearAll(d *document) {
+	d.rmu.Lock()
+	defer d.rmu.Unlock()
+	for uri := range d.published {
+		s.sendDiagnostics(uri, []protocol.Diagnostic{})
+	}
+	d.published = map[string][]protocol.Diagnostic{}
+}
+
+func (s *Server) sendDiagnostics(uri string, diags []protocol.Diagnostic) {
+	s.notify("textDocument/publishDiagnostics", publishDiagnosticsParams{URI: uri, Diagnostics: diags})
+}
+
+// publishDiagnosticsParams is protocol.PublishDiagnosticsParams with an opaque URI.
+type publishDiagnosticsParams struct {
+	URI         string                `json:"uri"`
+	Diagnostics []protocol.Diagnostic `json:"diagnostics"`
+}
+
+// mergedLocked returns the findings shown for a cell: the static layer's (when enabled)
+// merged with the kernel layers' results that are still about the cell's text. Callers
+// hold d.rmu.
+func (d *document) mergedLocked(res *analysis.Result, c *notebook.Cell, index int, settings Settings) []analysis.Finding {
+	var l judge.Layers
+	if settings.Static.Enabled && res != nil {
+		l.Static = res.Findings[c.ID]
+		if d.percent {
+			l.Static = withoutNotRun(l.Static)
+		}
+	}
+	if cl := d.layers[c.ID]; cl != nil && cl.text == c.Text {
+		if settings.Rules.Enabled {
+			l.Rules = cl.rules
+			l.RuntimeChecked = cl.checked
+		}
+		if settings.Shadow.Mode != ShadowOff {
+			l.Shadow = cl.shadow
+			l.ShadowFindings = cl.shadowFind
+		}
+		l.LLM = cl.llm
+	}
+	if len(l.Static)+len(l.Rules)+len(l.ShadowFindings)+len(l.LLM) == 0 {
+		return nil
+	}
+	return judge.Merge(c.ID, index, l).Findings
+}
+
+// merged is mergedLocked for requests.
+func (d *document) merged(res *analysis.Result, c *notebook.Cell, index int, settings Settings) []analysis.Finding {
+	d.rmu.Lock()
+	defer d.rmu.Unlock()
+	return d.mergedLocked(res, c, index, settings)
+}
+
+// withoutNotRun drops not-run-definition warnings. A percent-format file has no execution
+// state (every cell counts as not run, the user runs it top to bottom), so a warning on
+// every name from an earlier cell would be noise.
+func withoutNotRun(fs []analysis.Finding) []analysis.Finding {
+	var out []analysis.Finding
+	for _, f := range fs {
+		if f.Code != analysis.CodeNotRunDefinition {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,65 @@
+package lsp
+
+import (
+	"go.lsp.dev/protocol"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/notebook"
+)
+
+// maxRelated bounds the related locations of one diagnostic.
+const maxRelated = 3
+
+// relatedLocked points a name finding (undefined, defined only by a cell that has not run,
+// stale) at the cells that define the name, so the user can jump there. Callers hold
+// d.rmu.
+func (d *document) relatedLocked(f analysis.Finding) []protocol.DiagnosticRelatedInformation {
+	switch f.Code {
+	case analysis.CodeUndefinedName, analysis.CodeNotRunDefinition, analysis.CodeStaleDefinition:
+	default:
+		return nil
+	}
+	if d.static == nil || d.static.Flow == nil || d.staticSnap == nil {
+		return nil
+	}
+	cell := d.staticSnap.Cell(f.Cell)
+	if cell == nil {
+		return nil
+	}
+	name := textAt(cell.Text, f.Range)
+	if name == "" {
+		return nil
+	}
+	var out []protocol.DiagnosticRelatedInformation
+	for _, site := range d.static.Flow.Definitions(name) {
+		if site.CellID == f.Cell || len(out) == maxRelated {
+			continue
+		}
+		line := 0
+		if dc := d.staticSnap.Cell(site.CellID); dc != nil {
+			line = dc.SourceLine
+		}
+		out = append(out, protocol.DiagnosticRelatedInformation{
+			Location: protocol.Location{URI: protocol.DocumentURI(d.cellURI(site.CellID)), Range: lspRange(site.Range, line)},
+			Message:  "`" + name + "` " + siteText(site),
+		})
+	}
+	return out
+}
+
+// textAt returns the text of a one-line range of a cell, "" when the range is not on one
+// line or out of bounds.
+func textAt(text string, r analysis.Range) string {
+	if r.Start.Line != r.End.Line {
+		return ""
+	}
+	start, err := notebook.OffsetOf(text, r.Start.Line, r.Start.Character)
+	if err != nil {
+		return ""
+	}
+	end, err := notebook.OffsetOf(text, r.End.Line, r.End.Character)
+	if err != nil || end < start {
+		return ""
+	}
+	return text[start:end]
+}

@@ -1,0 +1,114 @@
+package lsp
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+)
+
+// TestScenarios replays recorded VS Code message sequences from testdata/lsp/*.txtar
+// against an in-process server. Sections, in order:
+//
+//	-- initializationOptions --       (optional, first) JSON
+//	-- notify METHOD --               params JSON, sent as a notification
+//	-- raw --                         bytes sent as one message body (bad input)
+//	-- expect URI --                  one "code@line:char-line:char" per line, none = no diagnostics
+//	-- call METHOD --                 params JSON, sent as a request ...
+//	-- result --                      ... each line must occur in its result JSON ("null": result is null)
+//	-- error --                       ... its error message must contain each line
+//	-- log --                         a logMessage containing the text must arrive
+//
+// Every scenario ends with shutdown and exit, and checks exit code 0.
+func TestScenarios(t *testing.T) {
+	files, err := filepath.Glob("../testdata/lsp/*.txtar")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			ar, err := txtar.ParseFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runScenario(t, ar)
+		})
+	}
+}
+
+func runScenario(t *testing.T, ar *txtar.Archive) {
+	c, exit := startInProcess(t)
+	files := ar.Files
+	var initOptions any
+	if len(files) > 0 && files[0].Name == "initializationOptions" {
+		if err := json.Unmarshal(files[0].Data, &initOptions); err != nil {
+			t.Fatalf("initializationOptions: %v", err)
+		}
+		files = files[1:]
+	}
+	c.initialize(initOptions)
+	var last rawResponse
+	var lastMethod string
+	for i, f := range files {
+		verb, arg, _ := strings.Cut(f.Name, " ")
+		body := strings.TrimSpace(string(f.Data))
+		params := func() any {
+			var p any
+			if err := json.Unmarshal([]byte(body), &p); err != nil {
+				t.Fatalf("section %d (%s): invalid JSON: %v", i, f.Name, err)
+			}
+			return p
+		}
+		switch verb {
+		case "notify":
+			c.notify(arg, params())
+		case "raw":
+			c.sendRaw([]byte(body))
+		case "expect":
+			var want []string
+			for _, l := range strings.Split(body, "\n") {
+				if l = strings.TrimSpace(l); l != "" {
+					want = append(want, l)
+				}
+			}
+			c.waitDiags(arg, diagSummaryStrings(want))
+		case "call":
+			lastMethod = arg
+			last = c.call(arg, params())
+		case "result":
+			if last.Error != nil {
+				t.Fatalf("%s: error %s, want a result", lastMethod, last.Error.Message)
+			}
+			for _, l := range strings.Split(body, "\n") {
+				if l = strings.TrimSpace(l); l != "" && !strings.Contains(string(last.Result), l) {
+					t.Errorf("%s result %s does not contain %q", lastMethod, last.Result, l)
+				}
+			}
+		case "error":
+			if last.Error == nil {
+				t.Fatalf("%s: result %s, want an error", lastMethod, last.Result)
+			}
+			for _, l := range strings.Split(body, "\n") {
+				if l = strings.TrimSpace(l); l != "" && !strings.Contains(last.Error.Message, l) {
+					t.Errorf("%s error %q does not contain %q", lastMethod, last.Error.Message, l)
+				}
+			}
+		case "log":
+			c.waitLog(body)
+		default:
+			t.Fatalf("section %d: unknown section %q", i, f.Name)
+		}
+	}
+	c.shutdownExit()
+	if code := <-exit; code != 0 {
+		t.Errorf("exit code %d after shutdown and exit, want 0", code)
+	}
+}
+
+// diagSummaryStrings renders expected "code@range" entries like diagSummary.
+func diagSummaryStrings(entries []string) string {
+	sortStrings(entries)
+	return "[" + strings.Join(entries, " ") + "]"
+}
