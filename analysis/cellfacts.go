@@ -31,8 +31,26 @@ type CellFacts struct {
 	// SyntaxErrors are ranges tree-sitter could not parse (after masking magics).
 	SyntaxErrors []Range
 	// StarImports lists modules imported with `from m import *`: after one, any free name
-	// may come from it.
+	// may come from it. Constructs that define names nobody can list statically are listed
+	// too, by their text: "%run helpers.py", "%store -r", "exec()", "globals()".
 	StarImports []string
+	// Functions are the functions the cell defines at module level, with the global names
+	// their bodies read, so a call from another cell can be checked. (Added by the analysis
+	// helper; additive.)
+	Functions []Function
+}
+
+// Function is a function a cell defines at module level.
+type Function struct {
+	Name  string
+	Range Range // the name in the def
+	// Reads are the names the body (and nested functions) reads from module scope, with
+	// their ranges in the defining cell; InFunction is Name.
+	Reads []Use
+	// Calls are the bare names the body calls: their reads count when this one is called.
+	Calls []string
+	// Globals are names the body declares global and assigns.
+	Globals []string
 }
 
 // DefKind says how a name got bound.

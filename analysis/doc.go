@@ -3,4 +3,52 @@
 // magics, side effects), dataflow across cells in execution order, and the findings model
 // every layer reports in. It does no I/O and knows nothing of LSP or kernels; runtime facts
 // arrive as package facts values.
+//
+// # Cells
+//
+// ParseCell (or a Cache, which re-parses incrementally) turns one cell's text into
+// CellFacts. IPython syntax is masked first, byte for byte, so offsets stay exact: line
+// magics (%matplotlib), shell lines (!pip, x = !ls), help (obj?, ?obj) and the first line
+// of cell magics. %%time, %%timeit, %%capture and friends keep a Python body; %%bash,
+// %%html, %%writefile and unknown cell magics mask the whole cell. `%time stmt` keeps stmt.
+// LineIndex is the one place byte offsets become LSP positions (UTF-16 columns).
+//
+// Free names are computed top to bottom at module level. A function's body is resolved
+// when the cell calls it (against what the cell bound by then); class bodies run at
+// definition; comprehension targets stay local; lambda bodies are read as if called.
+// Attrs, Subscripts and Calls are recorded for module-level code only: inside a function,
+// df is whatever the function is called with.
+//
+// # Notebooks
+//
+// Analyzer.Analyze runs the dataflow over a notebook in execution order (see Options and
+// the comment at the top of dataflow.go for how cells that have not run are judged) and
+// produces the static findings: undefined-name (error, NameError), not-run-definition
+// (warning: defined only by a cell above that has not run), stale-definition (warning:
+// page order and execution order disagree) and syntax-error. Flow answers where a name
+// comes from and which executed cells a cell depends on.
+//
+// # Scenario tests
+//
+// Files testdata/scenarios/static/*.txtar (from the repository root) are notebooks with
+// their expected findings. The txtar comment is prose. Each section is a cell, in page
+// order:
+//
+//	-- cell run=3 --     a code cell whose last run had execution count 3
+//	-- cell --           a code cell that has not run (a word such as "2" may be added)
+//	-- cell lang=r --    a code cell in another language (skipped)
+//	-- markdown --       a markdown cell (skipped, but counted in cell numbers)
+//	-- namespace --      whitespace-separated names of the kernel namespace (Options.Namespace)
+//
+// Cells get IDs cell-0, cell-1, ... A finding is expected with a marker line under the
+// line it is about:
+//
+//	print(tf_idf)
+//	#     ^^^^^^ undefined-name error "name 'tf_idf' is not defined"
+//
+// The carets give the range on the line above (their byte columns in the ASCII marker line
+// are the UTF-16 columns of the range; a marker starting with ^ marks column 0), then the
+// code, the severity and a substring of the message. Marker lines are removed from the cell
+// before analysis. The findings of the notebook must match its markers exactly, and every
+// finding must carry a source, a message and evidence.
 package analysis

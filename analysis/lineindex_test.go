@@ -1,0 +1,69 @@
+package analysis
+
+import "testing"
+
+func TestLineIndex(t *testing.T) {
+	text := "é = 1\nx = '中文' + y\ns = '😀😀' + z\r\nlast"
+	x := NewLineIndex(text)
+	tests := []struct {
+		off  int
+		want Position
+	}{
+		{0, Position{0, 0}},
+		{2, Position{0, 1}}, // after é (2 bytes, 1 UTF-16 unit)
+		{1, Position{0, 0}}, // inside é: start of the character
+		{len("é = 1\n"), Position{1, 0}},
+		{len("é = 1\nx = '中文' + "), Position{1, 11}}, // each CJK char is 3 bytes, 1 unit
+		{len("é = 1\nx = '中文' + y\ns = '😀😀' + "), Position{2, 13}}, // each emoji is 4 bytes, 2 units
+		{len("é = 1\nx = '中文' + y\ns = '😀😀' + z\r\n"), Position{3, 0}},
+		{len(text), Position{3, 4}},
+		{len(text) + 10, Position{3, 4}},
+	}
+	for _, tt := range tests {
+		if got := x.Position(tt.off); got != tt.want {
+			t.Errorf("Position(%d) = %v, want %v", tt.off, got, tt.want)
+		}
+		if tt.off <= len(text) && tt.off != 1 {
+			if back := x.Offset(tt.want); back != tt.off {
+				t.Errorf("Offset(%v) = %d, want %d", tt.want, back, tt.off)
+			}
+		}
+	}
+	// Clamping and surrogate halves.
+	if got := x.Offset(Position{2, 6}); got != len("é = 1\nx = '中文' + y\ns = '") {
+		t.Errorf("Offset in the middle of a surrogate pair = %d", got)
+	}
+	if got := x.Offset(Position{0, 99}); got != len("é = 1") {
+		t.Errorf("Offset past line end = %d", got)
+	}
+	if got := x.Offset(Position{2, 99}); got != len("é = 1\nx = '中文' + y\ns = '😀😀' + z") {
+		t.Errorf("Offset past CRLF line end = %d", got)
+	}
+	if got := x.Offset(Position{9, 0}); got != len(text) {
+		t.Errorf("Offset past last line = %d", got)
+	}
+	if x.Lines() != 4 {
+		t.Errorf("Lines = %d", x.Lines())
+	}
+	cr := NewLineIndex("a\rb")
+	if got := cr.Position(2); got != (Position{1, 0}) {
+		t.Errorf("lone CR: %v", got)
+	}
+}
+
+func TestNonASCIIRanges(t *testing.T) {
+	f := ParseCell("s = '😀' ; t = 'é'; print(zz)\n")
+	var got *Use
+	for i := range f.Uses {
+		if f.Uses[i].Name == "zz" {
+			got = &f.Uses[i]
+		}
+	}
+	if got == nil {
+		t.Fatal("no use of zz")
+	}
+	want := Range{Position{0, 26}, Position{0, 28}}
+	if got.Range != want {
+		t.Errorf("zz range = %v, want %v", got.Range, want)
+	}
+}

@@ -1,0 +1,52 @@
+// Package rules holds premortem's deterministic, runtime-aware crash rules. Given one cell's
+// facts (analysis.CellFacts, with its statement tree) and the facts the kernel inspector
+// reported for the names the cell reads (package facts), Check walks the cell's statements in
+// order, propagates what is certain through simple statements (drop, get_dummies,
+// train_test_split, fit, reshape, tensor conversions, module calls...) and reports the crashes
+// the facts make certain (severity error) or very likely (warning), each with the exception,
+// the exact range, the evidence and, where one is unambiguous, a quick fix.
+//
+// Rules never guess: an unknown fact keeps a rule silent. One file per library family
+// (pandas.go, sklearn.go, numpy.go, torch.go, python.go, order.go); propagate.go holds the
+// within-cell abstract state they share.
+package rules
+
+import (
+	"github.com/premortem/premortem/facts"
+)
+
+// Env is what the kernel told us before the cell runs.
+type Env struct {
+	// Values are the inspected facts by the name or attribute chain asked for ("df",
+	// "model.predict").
+	Values map[string]facts.Value
+	// Namespace is the kernel's user namespace; nil means unknown (then no NameError is
+	// certain).
+	Namespace map[string]bool
+	// Imported lists the top-level modules loaded in the kernel.
+	Imported map[string]bool
+	// ExecutionCount is the kernel's execution count when the facts were taken ("as of run
+	// N").
+	ExecutionCount int
+	// LastDefiner, when set, says which cell (0-based index) last bound name and at which
+	// execution count, for notebook-order evidence.
+	LastDefiner func(name string) (cellIndex int, executionOrder int, ok bool)
+}
+
+// value returns the kernel facts of name (a name or chain), and whether the inspector
+// reported it.
+func (e *Env) value(name string) (facts.Value, bool) {
+	if e == nil || e.Values == nil {
+		return facts.Value{}, false
+	}
+	v, ok := e.Values[name]
+	return v, ok
+}
+
+// asOf says when kernel facts were taken, for evidence lines.
+func (e *Env) asOf() string {
+	if e == nil || e.ExecutionCount <= 0 {
+		return "in the kernel"
+	}
+	return "as of run " + itoa(e.ExecutionCount)
+}

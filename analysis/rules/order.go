@@ -1,0 +1,177 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/premortem/premortem/analysis"
+)
+
+// This file: notebook order. A cell that drops or renames a column of a kernel DataFrame it
+// also rebinds (df = df.drop(...), inplace=True) crashes when it runs a second time: the
+// column is already gone. The rule turns a missing-column finding into stale-state with the
+// run that changed the frame.
+
+// staleColumn explains a missing label as the effect of an earlier run, or returns "".
+func staleColumn(c *checker, df *val, label any) string {
+	if df == nil || !df.fromKernel || df.name == "" || !c.cellRebinds(df.name) {
+		return ""
+	}
+	s := fmt.Sprintf("column %s was already removed: %s has no %s %s, and this cell rebinds %s, so it has probably run before",
+		pyRepr(label), df.name, pyRepr(label), c.env.asOf(), df.name)
+	if d := c.definedBy(df.name); d != "" {
+		s += "; " + d
+	}
+	return s
+}
+
+// cellRebinds reports whether the cell assigns name at top level or changes it in place
+// (inplace=True, item assignment, del).
+func (c *checker) cellRebinds(name string) bool {
+	for _, d := range c.cf.Defs {
+		if d.Name == name {
+			return true
+		}
+	}
+	for _, call := range c.cf.Calls {
+		if strings.HasPrefix(call.Callee, name+".") && call.Expr != nil {
+			if v := call.Expr.Keyword("inplace"); v != nil && v.Const == true {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// definedBy says which cell and run last bound name, when the caller told us.
+func (c *checker) definedBy(name string) string {
+	if c.env.LastDefiner == nil {
+		return ""
+	}
+	cell, run, ok := c.env.LastDefiner(name)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%s was last set by cell %d (run %d)", name, cell+1, run)
+}
+
+// addDefinerEvidence appends "x was last set by cell N (run M)" to findings whose evidence
+// names a kernel value, so the user can see which run produced the state.
+func addDefinerEvidence(c *checker, f *analysis.Finding) {
+	if c.env.LastDefiner == nil {
+		return
+	}
+	seen := map[string]bool{}
+	for _, e := range f.Evidence {
+		name, _, ok := strings.Cut(e, ":")
+		if !ok || seen[name] || strings.ContainsAny(name, " ([.") || !c.fromKernelName(name) {
+			continue
+		}
+		seen[name] = true
+		if d := c.definedBy(name); d != "" && !strings.Contains(strings.Join(f.Evidence, "\n"), d) {
+			f.Evidence = append(f.Evidence, d)
+		}
+	}
+}
+
+// checkDropInLoop reports a loop body that drops constant columns of the same frame on every
+// iteration (inplace=True or df = df.drop(...)): the second iteration finds them gone.
+func checkDropInLoop(c *checker, loop *analysis.Statement, iter *val) {
+	n, known := iter.rows()
+	if iter != nil && iter.hasConst {
+		if l, ok := iter.konst.([]any); ok {
+			n, known = len(l), true
+		}
+	}
+	if known && n < 2 {
+		return
+	}
+	for _, s := range loop.Body {
+		call, name := dropCallOn(s)
+		if call == nil {
+			continue
+		}
+		if v := call.Keyword("errors"); v != nil && v.Const == "ignore" {
+			continue
+		}
+		labels := call.Keyword("columns")
+		if labels == nil && len(call.Args) > 0 {
+			labels = call.Args[0]
+		}
+		if labels == nil || !constExpr(labels) || rebindsElsewhere(loop.Body, s, name) {
+			continue
+		}
+		sev, conf := analysis.SeverityWarning, 0.75
+		ev := []string{fmt.Sprintf("the loop body drops %s from %s on every iteration", labels.Text, name)}
+		if known {
+			sev, conf = analysis.SeverityError, 0.93
+			ev = append(ev, fmt.Sprintf("the loop runs %d times (%s)", n, describe(iter)))
+		}
+		save := c.cond
+		c.cond = 0
+		c.report(labels.Range, sev, "drop-in-loop", "KeyError",
+			fmt.Sprintf("%s is dropped from %s inside the loop: the first iteration removes it, so the second raises KeyError (not found in axis); move the drop out of the loop", labels.Text, name),
+			conf, ev, nil)
+		c.cond = save
+		c.stmtFailed = false
+	}
+}
+
+// dropCallOn returns the drop call of `df.drop(..., inplace=True)` or `df = df.drop(...)`
+// and the frame's name.
+func dropCallOn(s *analysis.Statement) (*analysis.Expr, string) {
+	v := s.Value
+	if v == nil || v.Kind != analysis.ExprCall || v.Value == nil || v.Value.Kind != analysis.ExprAttribute || v.Value.Name != "drop" {
+		return nil, ""
+	}
+	recv := v.Value.Value
+	if recv == nil || recv.Kind != analysis.ExprName {
+		return nil, ""
+	}
+	switch s.Kind {
+	case analysis.StmtExpr:
+		if x := v.Keyword("inplace"); x != nil && x.Const == true {
+			return v, recv.Name
+		}
+	case analysis.StmtAssign:
+		if len(s.Targets) == 1 && s.Targets[0].Kind == analysis.ExprName && s.Targets[0].Name == recv.Name {
+			return v, recv.Name
+		}
+	}
+	return nil, ""
+}
+
+// constExpr reports a constant or a list/tuple of constants.
+func constExpr(e *analysis.Expr) bool {
+	switch e.Kind {
+	case analysis.ExprConst:
+		return e.Const != nil
+	case analysis.ExprList, analysis.ExprTuple:
+		for _, a := range e.Args {
+			if a.Kind != analysis.ExprConst {
+				return false
+			}
+		}
+		return len(e.Args) > 0
+	}
+	return false
+}
+
+// rebindsElsewhere reports whether a loop body binds name in a statement other than skip
+// (which could restore the dropped columns).
+func rebindsElsewhere(body []*analysis.Statement, skip *analysis.Statement, name string) bool {
+	for _, s := range body {
+		if s == skip {
+			continue
+		}
+		touched := map[string]bool{}
+		for _, t := range s.Targets {
+			namesIn(t, touched)
+		}
+		touchedBy(s.Body, touched)
+		if touched[name] {
+			return true
+		}
+	}
+	return false
+}

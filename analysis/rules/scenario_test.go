@@ -1,0 +1,207 @@
+package rules_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/analysis/rules"
+	"github.com/premortem/premortem/facts"
+	"golang.org/x/tools/txtar"
+)
+
+// Scenario files (testdata/scenarios/rules/*.txtar) hold:
+//
+//	-- cell.py --   the target cell. A marker line under a line marks an expected finding:
+//	                `#   ^^^^ code severity Exception [fix="new text"]`; the carets give the
+//	                columns (the '#' counts as column 0; a marker may also start with '^').
+//	                Marker lines are removed from the cell text. No marker: no finding.
+//	-- facts.json --  the facts.Inspection the inspector reports for rules.Wanted(cell)
+//	                (captured from a real kernel with -update, or written by hand).
+//	-- setup.py --  optional: code that builds the kernel state; the live test runs it in a
+//	                real kernel, inspects Wanted(cell), checks, then runs the cell to prove
+//	                the predicted exception (or its absence) is real.
+//
+// A fix="..." expectation is compared with the first edit of the preferred fix (or of the
+// first fix when none is preferred).
+
+var markerRE = regexp.MustCompile(`^#?( *)(\^+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s+fix=(".*"))?\s*$`)
+
+type want struct {
+	rng       analysis.Range
+	code      string
+	severity  analysis.Severity
+	exception string
+	fix       *string
+}
+
+type scenario struct {
+	path  string
+	cell  string
+	facts *facts.Inspection
+	setup string
+	want  []want
+}
+
+func parseScenario(t *testing.T, path string) *scenario {
+	t.Helper()
+	ar, err := txtar.ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &scenario{path: path}
+	haveCell := false
+	for _, f := range ar.Files {
+		switch f.Name {
+		case "cell.py":
+			haveCell = true
+			var lines []string
+			for _, line := range strings.Split(strings.TrimSuffix(string(f.Data), "\n"), "\n") {
+				m := markerRE.FindStringSubmatch(line)
+				if m == nil || len(lines) == 0 {
+					lines = append(lines, line)
+					continue
+				}
+				col := strings.Index(line, "^")
+				ln := len(lines) - 1
+				w := want{code: m[3], severity: analysis.Severity(m[4]), exception: m[5],
+					rng: analysis.Range{Start: analysis.Position{Line: ln, Character: col}, End: analysis.Position{Line: ln, Character: col + len(m[2])}}}
+				if m[6] != "" {
+					s, err := strconv.Unquote(m[6])
+					if err != nil {
+						t.Fatalf("%s: bad fix %s: %v", path, m[6], err)
+					}
+					w.fix = &s
+				}
+				if w.exception == "-" {
+					w.exception = ""
+				}
+				sc.want = append(sc.want, w)
+			}
+			sc.cell = strings.Join(lines, "\n")
+		case "facts.json":
+			sc.facts = &facts.Inspection{}
+			if err := json.Unmarshal(f.Data, sc.facts); err != nil {
+				t.Fatalf("%s: facts.json: %v", path, err)
+			}
+		case "setup.py":
+			sc.setup = string(f.Data)
+		default:
+			t.Fatalf("%s: unknown section %q", path, f.Name)
+		}
+	}
+	if !haveCell {
+		t.Fatalf("%s: no cell.py section", path)
+	}
+	return sc
+}
+
+// envFrom turns an inspector answer into the rules' environment.
+func envFrom(ins *facts.Inspection) *rules.Env {
+	env := &rules.Env{Values: ins.Values, ExecutionCount: ins.ExecutionCount}
+	if ins.Namespace != nil {
+		env.Namespace = map[string]bool{}
+		for _, n := range ins.Namespace {
+			env.Namespace[n] = true
+		}
+	}
+	if ins.Imported != nil {
+		env.Imported = map[string]bool{}
+		for _, n := range ins.Imported {
+			env.Imported[n] = true
+		}
+	}
+	return env
+}
+
+// compare checks findings against the scenario's markers, exactly.
+func compare(t *testing.T, sc *scenario, got []analysis.Finding) {
+	t.Helper()
+	used := make([]bool, len(got))
+	for _, w := range sc.want {
+		found := false
+		for i, g := range got {
+			if used[i] || g.Range != w.rng || g.Code != w.code || g.Severity != w.severity || g.Exception != w.exception {
+				continue
+			}
+			if w.fix != nil {
+				if text, ok := fixText(g); !ok || text != *w.fix {
+					t.Errorf("%s: %s at %s: fix = %q, want %q (fixes %+v)", sc.path, w.code, rangeText(w.rng), text, *w.fix, g.Fixes)
+				}
+			}
+			used[i], found = true, true
+			break
+		}
+		if !found {
+			t.Errorf("%s: missing finding at %s: %s %s %s", sc.path, rangeText(w.rng), w.code, w.severity, w.exception)
+		}
+	}
+	for i, g := range got {
+		if !used[i] {
+			t.Errorf("%s: unexpected finding at %s: %s %s %s: %s %v", sc.path, rangeText(g.Range), g.Code, g.Severity, g.Exception, g.Message, g.Evidence)
+		}
+		if g.Source != analysis.SourceRules || g.Message == "" || len(g.Evidence) == 0 || g.Confidence <= 0 || g.Cell != "cell" {
+			t.Errorf("%s: finding lacks source, message, evidence, confidence or cell: %+v", sc.path, g)
+		}
+	}
+}
+
+func fixText(f analysis.Finding) (string, bool) {
+	for _, x := range f.Fixes {
+		if x.Preferred && len(x.Edits) > 0 {
+			return x.Edits[0].NewText, true
+		}
+	}
+	if len(f.Fixes) > 0 && len(f.Fixes[0].Edits) > 0 {
+		return f.Fixes[0].Edits[0].NewText, true
+	}
+	return "", false
+}
+
+func rangeText(r analysis.Range) string {
+	return fmt.Sprintf("%d:%d-%d:%d", r.Start.Line, r.Start.Character, r.End.Line, r.End.Character)
+}
+
+func scenarioFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "scenarios", "rules", "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios: %v", err)
+	}
+	return files
+}
+
+// TestScenarios runs every scenario against its recorded facts.
+func TestScenarios(t *testing.T) {
+	for _, path := range scenarioFiles(t) {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
+			sc := parseScenario(t, path)
+			if sc.facts == nil {
+				t.Skipf("%s has no facts.json yet: run go test -run TestLiveScenarios -update", path)
+			}
+			cf := analysis.ParseCell(sc.cell)
+			rules.SetPanicHook(func(r any) { t.Errorf("rule panic: %v", r) })
+			defer rules.SetPanicHook(nil)
+			got := rules.Check("cell", cf, envFrom(sc.facts))
+			compare(t, sc, got)
+		})
+	}
+}
+
+// BenchmarkCheck measures Check alone (parse excluded) on a scenario with a wide frame and
+// several statements.
+func BenchmarkCheck(b *testing.B) {
+	t := &testing.T{}
+	sc := parseScenario(t, filepath.Join("..", "..", "testdata", "scenarios", "rules", "sklearn-split-propagation.txtar"))
+	cf := analysis.ParseCell(sc.cell)
+	env := envFrom(sc.facts)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		rules.Check("cell", cf, env)
+	}
+}

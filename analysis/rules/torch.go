@@ -1,0 +1,752 @@
+package rules
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/facts"
+)
+
+// This file: PyTorch. Linear in_features and Conv in_channels vs the input, matmul shapes,
+// device mismatch, dtype mismatch (float64 input into float32 weights, float targets for
+// CrossEntropyLoss/NLLLoss, integer targets for BCE), view on non-contiguous tensors,
+// view/reshape sizes; and the propagation of tensor shape, dtype and device through
+// conversions, modules and Sequential stacks.
+
+// tdtype normalises a dtype to torch's name: float64 -> torch.float64.
+func tdtype(d string) string {
+	if d == "" {
+		return ""
+	}
+	d = strings.TrimPrefix(d, "torch.")
+	switch d {
+	case "float", "float32":
+		return "torch.float32"
+	case "double", "float64":
+		return "torch.float64"
+	case "half", "float16":
+		return "torch.float16"
+	case "long", "int64":
+		return "torch.int64"
+	case "int", "int32":
+		return "torch.int32"
+	}
+	return "torch." + d
+}
+
+// isFloatT reports floating torch dtypes.
+func isFloatT(d string) bool {
+	return strings.HasPrefix(tdtype(d), "torch.float") || d == "torch.bfloat16"
+}
+
+// deviceKind reduces "cuda:0" to "cuda".
+func deviceKind(d string) string {
+	if i := strings.IndexByte(d, ':'); i >= 0 {
+		return d[:i]
+	}
+	return d
+}
+
+// deviceArg reads a device from 'cuda', torch.device('cuda'), or a device variable.
+func deviceArg(v *val) string {
+	if v == nil {
+		return ""
+	}
+	if s, ok := constStr(v); ok {
+		return s
+	}
+	if strings.Contains(v.Repr, "type='cuda'") {
+		return "cuda"
+	}
+	if strings.Contains(v.Repr, "type='cpu'") || v.Repr == "cpu" {
+		return "cpu"
+	}
+	if v.Device != "" && v.Kind == "" {
+		return v.Device
+	}
+	return ""
+}
+
+// torchDtypeArg reads torch.float32 and friends.
+func torchDtypeArg(v *val) string {
+	if v == nil {
+		return ""
+	}
+	if strings.HasPrefix(v.qual, "torch.") {
+		return tdtype(v.qual)
+	}
+	if strings.HasPrefix(v.Repr, "torch.") {
+		return tdtype(v.Repr)
+	}
+	return ""
+}
+
+// newTensor builds a tensor value.
+func newTensor(text string, shape []int, dtype, device string) *val {
+	v := &val{name: text, ident: new(int)}
+	v.Kind, v.Shape, v.Dtype, v.Device = facts.KindTensor, shape, dtype, device
+	t := true
+	v.Contiguous = &t
+	return v
+}
+
+// torchAttr handles tensor attributes.
+func torchAttr(c *checker, e *analysis.Expr, base *val) *val {
+	switch e.Name {
+	case "T", "mT":
+		if base.Shape != nil {
+			n := base.clone()
+			n.name, n.ident = e.Text, new(int)
+			for i, j := 0, len(n.Shape)-1; i < j; i, j = i+1, j-1 {
+				n.Shape[i], n.Shape[j] = n.Shape[j], n.Shape[i]
+			}
+			if len(n.Shape) >= 2 {
+				f := false
+				n.Contiguous = &f
+			}
+			return n
+		}
+	case "shape":
+		return numpyAttr(c, e, base)
+	}
+	return &val{bound: base, name: e.Text}
+}
+
+// torchSubscript checks constant indices on tensors.
+func torchSubscript(c *checker, e *analysis.Expr, base, idx *val) *val {
+	return indexShape(c, e, base, idx, "IndexError")
+}
+
+// layerCtor models nn.Linear(...), nn.Conv2d(...), nn.Sequential(...) and losses built in
+// the cell.
+func layerCtor(k *callInfo, class string) *val {
+	intArg := func(i int, name string) *int {
+		if n, ok := constInt(k.arg(i, name)); ok {
+			return &n
+		}
+		return nil
+	}
+	m := &facts.Module{Class: class, Dtype: "torch.float32"}
+	switch class {
+	case "Linear":
+		l := facts.Layer{Name: "", Class: class, InFeatures: intArg(0, "in_features"), OutFeatures: intArg(1, "out_features")}
+		if d := torchDtypeArg(k.kw["dtype"]); d != "" {
+			m.Dtype, l.Dtype = d, d
+		}
+		m.Layers = []facts.Layer{l}
+	case "Conv1d", "Conv2d", "Conv3d":
+		m.Layers = []facts.Layer{{Class: class, InChannels: intArg(0, "in_channels"), OutChannels: intArg(1, "out_channels")}}
+	case "Embedding":
+		m.Layers = []facts.Layer{{Class: class, NumEmbedding: intArg(0, "num_embeddings"), EmbeddingDim: intArg(1, "embedding_dim")}}
+	case "LSTM", "GRU", "RNN":
+		m.Layers = []facts.Layer{{Class: class, InFeatures: intArg(0, "input_size")}}
+	case "BatchNorm1d", "BatchNorm2d":
+		m.Layers = []facts.Layer{{Class: class, InFeatures: intArg(0, "num_features"), OutFeatures: intArg(0, "num_features")}}
+	case "Sequential":
+		for _, a := range k.args {
+			if a == nil || a.Module == nil || len(a.Module.Layers) == 0 {
+				m.Layers = append(m.Layers, facts.Layer{Class: "?"})
+				continue
+			}
+			m.Layers = append(m.Layers, a.Module.Layers...)
+		}
+	default:
+		m.Layers = []facts.Layer{{Class: class}}
+	}
+	if len(m.Layers) > 0 {
+		first, last := m.Layers[0], m.Layers[len(m.Layers)-1]
+		m.First, m.Last = &first, &last
+	}
+	v := &val{name: k.e.Text, origin: fmt.Sprintf("created on line %d", k.e.Range.Start.Line+1), ctor: k.e, ident: new(int)}
+	v.Kind, v.Module, v.Device = facts.KindModule, m, "cpu"
+	return v
+}
+
+// torchCall handles torch functions, tensor methods, module construction and module calls.
+func torchCall(c *checker, k *callInfo) (*val, bool) {
+	q := k.qual
+	switch {
+	case strings.HasPrefix(q, "torch.nn.functional."):
+		fn := strings.TrimPrefix(q, "torch.nn.functional.")
+		switch fn {
+		case "cross_entropy", "nll_loss":
+			checkLoss(c, k, map[string]string{"cross_entropy": "CrossEntropyLoss", "nll_loss": "NLLLoss"}[fn], k.arg(0, "input"), k.arg(1, "target"), k.argExpr(1, "target"))
+			return nil, true
+		}
+		return nil, false
+	case strings.HasPrefix(q, "torch.nn."):
+		class := strings.TrimPrefix(q, "torch.nn.")
+		if strings.Contains(class, ".") || class == "" || class[0] < 'A' || class[0] > 'Z' {
+			return nil, false
+		}
+		return layerCtor(k, class), true
+	case q == "torch.tensor" || q == "torch.from_numpy" || q == "torch.as_tensor" || q == "torch.Tensor" || q == "torch.FloatTensor" || q == "torch.LongTensor":
+		return tensorFrom(c, k, strings.TrimPrefix(q, "torch.")), true
+	case q == "torch.zeros" || q == "torch.ones" || q == "torch.randn" || q == "torch.rand" || q == "torch.empty":
+		var shape []int
+		dims := k.args
+		if len(k.args) == 1 && k.args[0] != nil && (k.args[0].Kind == facts.KindTuple || k.args[0].Kind == facts.KindList) {
+			dims = k.args[0].elems
+		}
+		for _, d := range dims {
+			n, ok := constInt(d)
+			if !ok {
+				return nil, true
+			}
+			shape = append(shape, n)
+		}
+		dt := "torch.float32"
+		if d := torchDtypeArg(k.kw["dtype"]); d != "" {
+			dt = d
+		}
+		dev := "cpu"
+		if k.has(-1, "device") {
+			dev = deviceArg(k.kw["device"])
+		}
+		return newTensor(k.e.Text, shape, dt, dev), true
+	case q == "torch.matmul" || q == "torch.mm":
+		if len(k.args) >= 2 {
+			return matmul(c, k.e, k.args[0], k.args[1], k.e.Range), true
+		}
+	case q == "torch.cat" || q == "torch.stack":
+		return nil, true
+	}
+	// calling a module: model(x), criterion(out, y)
+	if k.fn != nil && k.fn.Kind == facts.KindModule && k.fn.Module != nil {
+		return moduleCall(c, k, k.fn), true
+	}
+	if k.recv == nil || k.recv.Kind != facts.KindTensor {
+		if k.recv != nil && k.recv.Kind == facts.KindModule && k.method == "to" {
+			n := k.recv.clone()
+			if d := deviceArg(k.arg(0, "device")); d != "" {
+				n.Device = d
+			}
+			if name := k.recvName(); name != "" {
+				c.rebind(name, n)
+			}
+			return n, true
+		}
+		return nil, false
+	}
+	return tensorMethod(c, k, k.recv)
+}
+
+// tensorFrom models torch.tensor(x) / torch.from_numpy(x) / torch.FloatTensor(x).
+func tensorFrom(c *checker, k *callInfo, fn string) *val {
+	x := k.arg(0, "data")
+	if x == nil {
+		return nil
+	}
+	var shape []int
+	dt := ""
+	switch x.Kind {
+	case facts.KindNDArray, facts.KindTensor:
+		shape = append([]int(nil), x.Shape...)
+		dt = tdtype(x.Dtype)
+		if isObjectDtype(x.Dtype) && fn != "FloatTensor" {
+			c.report(k.e.Range, analysis.SeverityError, "dtype-mismatch", "TypeError",
+				fmt.Sprintf("%s is an object array (mixed or string values), which torch cannot turn into a tensor (can't convert np.ndarray of type numpy.object_)", x.name),
+				0.93, []string{describe(x)},
+				[]analysis.Fix{replaceFix("Convert to float32 first", k.e.Args[0].Range, k.e.Args[0].Text+".astype(np.float32)", false)})
+			return nil
+		}
+	case facts.KindDataFrame, facts.KindSeries:
+		if fn == "from_numpy" {
+			return nil
+		}
+		return nil
+	case facts.KindList:
+		if n, ok := x.rows(); ok {
+			shape = []int{n}
+			if consts, ok := x.konst.([]any); ok && x.hasConst {
+				dt = "torch.int64"
+				for _, e := range consts {
+					if _, isF := e.(float64); isF {
+						dt = "torch.float32"
+					}
+				}
+			} else {
+				shape = nil
+			}
+		}
+	default:
+		return nil
+	}
+	switch fn {
+	case "FloatTensor", "Tensor":
+		dt = "torch.float32"
+	case "LongTensor":
+		dt = "torch.int64"
+	}
+	if d := torchDtypeArg(k.kw["dtype"]); d != "" {
+		dt = d
+	}
+	dev := "cpu"
+	if k.has(-1, "device") {
+		dev = deviceArg(k.kw["device"])
+	}
+	t := newTensor(k.e.Text, shape, dt, dev)
+	t.HasNaN = x.HasNaN
+	return t
+}
+
+// tensorMethod models tensor methods.
+func tensorMethod(c *checker, k *callInfo, t *val) (*val, bool) {
+	cp := func() *val {
+		n := t.clone()
+		n.name, n.ident, n.fromKernel = k.e.Text, new(int), false
+		n.origin = fmt.Sprintf("line %d", k.e.Range.Start.Line+1)
+		return n
+	}
+	switch k.method {
+	case "float", "double", "long", "int", "half":
+		n := cp()
+		n.Dtype = tdtype(k.method)
+		return n, true
+	case "to", "cuda", "cpu", "type":
+		n := cp()
+		switch k.method {
+		case "cuda":
+			n.Device = "cuda"
+		case "cpu":
+			n.Device = "cpu"
+		case "to":
+			for _, a := range append(append([]*val{}, k.args...), k.kw["device"], k.kw["dtype"]) {
+				if d := torchDtypeArg(a); d != "" {
+					n.Dtype = d
+				} else if d := deviceArg(a); d != "" {
+					n.Device = d
+				} else if a != nil && a.Kind == facts.KindTensor {
+					n.Dtype, n.Device = a.Dtype, a.Device
+				} else if a != nil {
+					n.Device = "" // a variable we cannot read
+				}
+			}
+		case "type":
+			n.Dtype = torchDtypeArg(k.arg(0, "dtype"))
+		}
+		return n, true
+	case "contiguous", "clone", "detach":
+		n := cp()
+		if k.method != "detach" {
+			tr := true
+			n.Contiguous = &tr
+		}
+		return n, true
+	case "t", "transpose", "permute":
+		n := cp()
+		f := false
+		n.Contiguous = &f
+		if k.method == "t" && len(n.Shape) == 2 {
+			n.Shape[0], n.Shape[1] = n.Shape[1], n.Shape[0]
+		} else if k.method == "transpose" {
+			a, ok1 := constInt(k.arg(0, "dim0"))
+			b, ok2 := constInt(k.arg(1, "dim1"))
+			nd := len(n.Shape)
+			if ok1 && ok2 && nd > 0 {
+				if a < 0 {
+					a += nd
+				}
+				if b < 0 {
+					b += nd
+				}
+				if a >= 0 && b >= 0 && a < nd && b < nd {
+					n.Shape[a], n.Shape[b] = n.Shape[b], n.Shape[a]
+				} else {
+					n.Shape = nil
+				}
+			} else {
+				n.Shape = nil
+			}
+		} else {
+			n.Shape = nil
+		}
+		return n, true
+	case "view":
+		if t.Contiguous != nil && !*t.Contiguous {
+			rr := k.e.Value.NameRange
+			c.report(rr, analysis.SeverityError, "view-non-contiguous", "RuntimeError",
+				fmt.Sprintf("%s is not contiguous in memory (after a transpose/permute), so .view() fails (view size is not compatible with input tensor's size and stride); use .reshape() or call .contiguous() first", t.name),
+				0.9, []string{describe(t)},
+				[]analysis.Fix{replaceFix("Use .reshape()", rr, "reshape", true),
+					replaceFix("Call .contiguous() first", rr, "contiguous().view", false)})
+			return nil, true
+		}
+		fallthrough
+	case "reshape":
+		if len(k.e.Args) == 1 && k.args[0] != nil && (k.args[0].Kind == facts.KindTuple || k.args[0].Kind == facts.KindList) && k.args[0].elems != nil {
+			return reshape(c, k, t, k.e.Args[0].Args, k.args[0].elems), true
+		}
+		return reshape(c, k, t, k.e.Args, k.args), true
+	case "sum", "mean", "max", "min", "argmax", "argmin", "softmax", "log_softmax":
+		if k.has(-1, "dim") {
+			if ax, ok := constInt(k.kw["dim"]); ok {
+				if nd, known := t.ndim(); known && (ax >= nd || ax < -nd) {
+					c.report(k.argExpr(-1, "dim").Range, analysis.SeverityError, "axis-out-of-range", "IndexError",
+						fmt.Sprintf("dim %d is out of range for %s, which has %d dimension(s) (Dimension out of range)", ax, t.name, nd),
+						0.95, []string{describe(t)}, nil)
+					return nil, true
+				}
+			}
+		}
+		dt := t.Dtype
+		if k.method == "argmax" || k.method == "argmin" {
+			dt = "torch.int64"
+		}
+		return newTensor(k.e.Text, nil, dt, t.Device), true
+	case "unsqueeze":
+		if ax, ok := constInt(k.arg(0, "dim")); ok && t.Shape != nil {
+			nd := len(t.Shape)
+			if ax < 0 {
+				ax += nd + 1
+			}
+			if ax >= 0 && ax <= nd {
+				n := cp()
+				n.Shape = append(append(append([]int{}, t.Shape[:ax]...), 1), t.Shape[ax:]...)
+				return n, true
+			}
+		}
+		return nil, true
+	case "backward", "item":
+		if s, ok := t.shapeKnown(); ok && product(s) != 1 && len(k.e.Args) == 0 && len(k.e.Keywords) == 0 {
+			if k.method == "backward" {
+				c.report(k.e.Value.NameRange, analysis.SeverityError, "non-scalar", "RuntimeError",
+					fmt.Sprintf("%s has shape %s, and backward() without a gradient needs a single value (grad can be implicitly created only for scalar outputs); reduce it first, e.g. .mean()", t.name, shapeTuple(s)),
+					0.93, []string{describe(t)}, []analysis.Fix{replaceFix("Reduce to a scalar first", k.e.Value.NameRange, "mean().backward", false)})
+			} else {
+				c.report(k.e.Value.NameRange, analysis.SeverityError, "non-scalar", "ValueError",
+					fmt.Sprintf("%s has %d elements, and .item() needs exactly one (only one element tensors can be converted to Python scalars)", t.name, product(s)),
+					0.93, []string{describe(t)}, []analysis.Fix{replaceFix("Convert to a list", k.e.Value.NameRange, "tolist", false)})
+			}
+		}
+		return nil, true
+	case "numpy":
+		if deviceKind(t.Device) == "cuda" {
+			c.report(k.e.Value.NameRange, analysis.SeverityError, "device-mismatch", "TypeError",
+				fmt.Sprintf("%s lives on %s; .numpy() needs a CPU tensor (can't convert cuda tensor to numpy); call .cpu() first", t.name, t.Device),
+				0.93, []string{describe(t)}, []analysis.Fix{replaceFix("Move to CPU first", k.e.Value.NameRange, "cpu().numpy", true)})
+			return nil, true
+		}
+		n := toNumpy(t, k.e.Text)
+		return n, true
+	}
+	return nil, false
+}
+
+// moduleCall checks model(x) and criterion(out, target).
+func moduleCall(c *checker, k *callInfo, m *val) *val {
+	class := m.Module.Class
+	switch class {
+	case "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss":
+		checkLoss(c, k, class, k.arg(0, "input"), k.arg(1, "target"), k.argExpr(1, "target"))
+		return nil
+	}
+	x, xExpr := k.arg(0, "input"), k.argExpr(0, "input")
+	if x == nil || x.Kind != facts.KindTensor || xExpr == nil {
+		return nil
+	}
+	layers := m.Module.Layers
+	if len(layers) == 0 && m.Module.First != nil {
+		layers = []facts.Layer{*m.Module.First}
+	}
+	if len(layers) == 0 {
+		return nil
+	}
+	exact := (class == "Sequential" && flatLayers(layers)) || (len(layers) == 1 && layers[0].Class == class)
+	first := layers[0]
+	// device: parameters on one device, input on another
+	if dev := firstDevice(m); dev != "" && x.Device != "" && deviceKind(dev) != deviceKind(x.Device) && hasWeights(first.Class) {
+		fix := replaceFix("Move the input to the model's device", xExpr.Range, xExpr.Text+".to("+deviceExpr(c, dev)+")", true)
+		sev, conf := analysis.SeverityError, 0.93
+		if !exact {
+			sev, conf = analysis.SeverityWarning, 0.75
+		}
+		c.report(xExpr.Range, sev, "device-mismatch", "RuntimeError",
+			fmt.Sprintf("%s is on %s but %s's parameters are on %s (Expected all tensors to be on the same device)", x.name, x.Device, m.name, dev),
+			conf, []string{describe(x), describe(m)}, []analysis.Fix{fix})
+		return nil
+	}
+	// dtype: float64 (or integer) input into float32 weights
+	mdt := m.Module.Dtype
+	if first.Dtype != "" {
+		mdt = first.Dtype
+	}
+	if mdt != "" && x.Dtype != "" && tdtype(mdt) != tdtype(x.Dtype) && (first.Class == "Linear" || strings.HasPrefix(first.Class, "Conv")) {
+		conv := map[string]string{"torch.float32": ".float()", "torch.float64": ".double()", "torch.float16": ".half()"}[tdtype(mdt)]
+		var fixes []analysis.Fix
+		if conv != "" {
+			fixes = append(fixes, replaceFix("Convert the input with "+conv, xExpr.Range, xExpr.Text+conv, true))
+		}
+		detail := "mat1 and mat2 must have the same dtype"
+		if strings.HasPrefix(first.Class, "Conv") {
+			detail = "Input type and bias type should be the same"
+		}
+		sev, conf := analysis.SeverityError, 0.95
+		if !exact {
+			sev, conf = analysis.SeverityWarning, 0.8
+		}
+		c.report(xExpr.Range, sev, "dtype-mismatch", "RuntimeError",
+			fmt.Sprintf("%s has dtype %s but %s's weights are %s (%s)", x.name, tdtype(x.Dtype), m.name, tdtype(mdt), detail),
+			conf, []string{describe(x), describe(m)}, fixes)
+		return nil
+	}
+	if first.Class == "Embedding" && x.Dtype != "" && isFloatT(x.Dtype) {
+		c.report(xExpr.Range, analysis.SeverityError, "dtype-mismatch", "RuntimeError",
+			fmt.Sprintf("%s has dtype %s, but an Embedding takes integer indices (Long or Int)", x.name, tdtype(x.Dtype)),
+			0.9, []string{describe(x), describe(m)}, []analysis.Fix{replaceFix("Convert indices with .long()", xExpr.Range, xExpr.Text+".long()", true)})
+		return nil
+	}
+	shape := append([]int(nil), x.Shape...)
+	if shape == nil {
+		return nil
+	}
+	limit := len(layers)
+	if !exact {
+		limit = 1
+	}
+	for i := 0; i < limit && shape != nil; i++ {
+		l := layers[i]
+		switch {
+		case l.Class == "Linear":
+			if len(shape) == 0 {
+				return nil
+			}
+			last := shape[len(shape)-1]
+			if l.InFeatures != nil && last >= 0 && last != *l.InFeatures {
+				rows := 1
+				for _, d := range shape[:len(shape)-1] {
+					rows *= d
+				}
+				out := "?"
+				if l.OutFeatures != nil {
+					out = itoa(*l.OutFeatures)
+				}
+				where := "its first layer"
+				got := fmt.Sprintf("%s has %d (shape %s)", x.name, last, shapeTuple(x.Shape))
+				if i > 0 {
+					where = fmt.Sprintf("layer %d (%s)", i, l.Class)
+					got = fmt.Sprintf("the layers before it produce %d (input %s of shape %s)", last, x.name, shapeTuple(x.Shape))
+				}
+				sev, conf := analysis.SeverityError, 0.96
+				if !exact {
+					sev, conf = analysis.SeverityWarning, 0.7
+				}
+				c.report(xExpr.Range, sev, "linear-in-features", "RuntimeError",
+					fmt.Sprintf("%s expects %d input features at %s, but %s: mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%s)",
+						m.name, *l.InFeatures, where, got, rows, last, *l.InFeatures, out),
+					conf, []string{describe(x), describe(m)}, nil)
+				return nil
+			}
+			if l.OutFeatures == nil {
+				return nil
+			}
+			shape[len(shape)-1] = *l.OutFeatures
+		case strings.HasPrefix(l.Class, "Conv") && len(l.Class) == 6:
+			spatial := int(l.Class[4] - '0')
+			var ch int
+			switch len(shape) {
+			case spatial + 2:
+				ch = shape[1]
+			case spatial + 1:
+				ch = shape[0]
+			default:
+				return nil
+			}
+			if l.InChannels != nil && ch >= 0 && ch != *l.InChannels {
+				sev, conf := analysis.SeverityError, 0.95
+				if !exact {
+					sev, conf = analysis.SeverityWarning, 0.7
+				}
+				hint := ""
+				if len(shape) == spatial+2 && shape[len(shape)-1] == *l.InChannels {
+					hint = "; the channels look last (NHWC): permute to NCHW with .permute(0, 3, 1, 2)"
+				}
+				c.report(xExpr.Range, sev, "conv-in-channels", "RuntimeError",
+					fmt.Sprintf("%s's %s expects %d input channels, but %s has %d at dimension %d (shape %s)%s",
+						m.name, l.Class, *l.InChannels, x.name, ch, len(shape)-spatial-1, shapeTuple(x.Shape), hint),
+					conf, []string{describe(x), describe(m)}, nil)
+				return nil
+			}
+			if l.OutChannels == nil || len(shape) != spatial+2 {
+				return nil
+			}
+			shape = append([]int{shape[0], *l.OutChannels}, minusOnes(spatial)...)
+		case l.Class == "LSTM" || l.Class == "GRU" || l.Class == "RNN":
+			if len(shape) == 0 {
+				return nil
+			}
+			last := shape[len(shape)-1]
+			if l.InFeatures != nil && last >= 0 && last != *l.InFeatures {
+				sev, conf := analysis.SeverityError, 0.95
+				if !exact {
+					sev, conf = analysis.SeverityWarning, 0.7
+				}
+				c.report(xExpr.Range, sev, "linear-in-features", "RuntimeError",
+					fmt.Sprintf("%s's %s has input_size %d, but %s's last dimension is %d (input.size(-1) must be equal to input_size. Expected %d, got %d)",
+						m.name, l.Class, *l.InFeatures, x.name, last, *l.InFeatures, last),
+					conf, []string{describe(x), describe(m)}, nil)
+			}
+			return nil
+		case l.Class == "Embedding":
+			if i == 0 && l.NumEmbedding != nil && x.Max != nil && *x.Max >= float64(*l.NumEmbedding) {
+				sev, conf := analysis.SeverityError, 0.95
+				if !exact {
+					sev, conf = analysis.SeverityWarning, 0.7
+				}
+				c.report(xExpr.Range, sev, "index-out-of-range", "IndexError",
+					fmt.Sprintf("%s holds index %g, but %s's Embedding has only %d rows (index out of range in self); raise num_embeddings or re-encode the indices", x.name, *x.Max, m.name, *l.NumEmbedding),
+					conf, []string{describe(x) + fmt.Sprintf(", max %g", *x.Max), describe(m)}, nil)
+				return nil
+			}
+			if l.EmbeddingDim == nil {
+				return nil
+			}
+			shape = append(shape, *l.EmbeddingDim)
+		case (l.Class == "BatchNorm1d" || l.Class == "BatchNorm2d") && l.InFeatures != nil && len(shape) >= 2:
+			if shape[1] >= 0 && shape[1] != *l.InFeatures {
+				sev, conf := analysis.SeverityError, 0.93
+				if !exact {
+					sev, conf = analysis.SeverityWarning, 0.7
+				}
+				c.report(xExpr.Range, sev, "linear-in-features", "RuntimeError",
+					fmt.Sprintf("%s's %s at layer %d normalises %d features, but it receives %d (running_mean should contain %d elements not %d)",
+						m.name, l.Class, i, *l.InFeatures, shape[1], shape[1], *l.InFeatures),
+					conf, []string{describe(x), describe(m)}, nil)
+				return nil
+			}
+		case passThrough[l.Class]:
+		case l.Class == "Flatten":
+			if len(shape) < 2 {
+				return nil
+			}
+			p := 1
+			for _, d := range shape[1:] {
+				if d < 0 {
+					p = -1
+					break
+				}
+				p *= d
+			}
+			shape = []int{shape[0], p}
+		default:
+			return nil
+		}
+	}
+	if !exact {
+		return nil
+	}
+	out := newTensor(k.e.Text, shape, x.Dtype, x.Device)
+	out.origin = fmt.Sprintf("line %d", k.e.Range.Start.Line+1)
+	return out
+}
+
+var passThrough = set("ReLU", "Sigmoid", "Tanh", "Dropout", "LeakyReLU", "GELU", "Softmax", "LogSoftmax",
+	"Identity", "ELU", "SiLU", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "Dropout2d", "ReLU6", "Softplus", "Mish", "PReLU")
+
+func minusOnes(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = -1
+	}
+	return out
+}
+
+// hasWeights reports layer classes whose parameters take part in the first operation.
+func hasWeights(class string) bool {
+	return class == "Linear" || strings.HasPrefix(class, "Conv") || class == "Embedding" || strings.HasPrefix(class, "LSTM") || strings.HasPrefix(class, "GRU") || class == "RNN"
+}
+
+// firstDevice is where the module's first layer lives.
+func firstDevice(m *val) string {
+	if m.Module.First != nil && m.Module.First.Device != "" {
+		return m.Module.First.Device
+	}
+	if len(m.Module.Layers) > 0 && m.Module.Layers[0].Device != "" {
+		return m.Module.Layers[0].Device
+	}
+	return m.Device
+}
+
+// deviceExpr names a device in a fix: the user's `device` variable when it exists.
+func deviceExpr(c *checker, dev string) string {
+	if c.nameExists("device") {
+		return "device"
+	}
+	return "'" + deviceKind(dev) + "'"
+}
+
+// reportDevice reports an operation between tensors on different devices.
+func reportDevice(c *checker, r analysis.Range, a, b *val, bExpr *analysis.Expr) {
+	var fixes []analysis.Fix
+	if bExpr != nil {
+		fixes = append(fixes, replaceFix("Move "+b.name+" to "+a.Device, bExpr.Range, bExpr.Text+".to("+deviceExpr(c, a.Device)+")", true))
+	}
+	c.report(r, analysis.SeverityError, "device-mismatch", "RuntimeError",
+		fmt.Sprintf("%s is on %s and %s is on %s (Expected all tensors to be on the same device)", a.name, a.Device, b.name, b.Device),
+		0.93, []string{describe(a), describe(b)}, fixes)
+}
+
+// checkLoss checks the target of classification losses.
+func checkLoss(c *checker, k *callInfo, class string, input, target *val, tExpr *analysis.Expr) {
+	if target == nil || tExpr == nil || target.Kind != facts.KindTensor {
+		return
+	}
+	ev := []string{describe(target)}
+	if input != nil {
+		ev = append([]string{describe(input)}, ev...)
+	}
+	switch class {
+	case "CrossEntropyLoss", "NLLLoss":
+		if input != nil && input.Kind == facts.KindTensor && len(input.Shape) >= 1 && len(target.Shape) >= 1 &&
+			input.Shape[0] >= 0 && target.Shape[0] >= 0 && input.Shape[0] != target.Shape[0] && len(input.Shape) >= 2 {
+			c.report(tExpr.Range, analysis.SeverityError, "loss-target", "ValueError",
+				fmt.Sprintf("the batch sizes differ: %s has %d rows but the target %s has %d (Expected input batch_size (%d) to match target batch_size (%d))",
+					input.name, input.Shape[0], target.name, target.Shape[0], input.Shape[0], target.Shape[0]),
+				0.95, ev, nil)
+			return
+		}
+		if target.Dtype == "" || tdtype(target.Dtype) == "torch.int64" {
+			return
+		}
+		probs := class == "CrossEntropyLoss" && isFloatT(target.Dtype) && input != nil && input.Shape != nil && equalInts(input.Shape, target.Shape)
+		if probs {
+			return // class probabilities are a valid float target
+		}
+		found := map[string]string{"torch.float32": "Float", "torch.float64": "Double", "torch.int32": "Int", "torch.float16": "Half", "torch.uint8": "Byte", "torch.int16": "Short", "torch.bool": "Bool"}[tdtype(target.Dtype)]
+		if found == "" {
+			return
+		}
+		c.report(tExpr.Range, analysis.SeverityError, "loss-target", "RuntimeError",
+			fmt.Sprintf("%s needs class indices of dtype torch.int64 as target, but %s is %s (expected scalar type Long but found %s)", class, target.name, tdtype(target.Dtype), found),
+			0.95, ev, []analysis.Fix{replaceFix("Convert the target with .long()", tExpr.Range, tExpr.Text+".long()", true)})
+	case "BCELoss", "BCEWithLogitsLoss":
+		if target.Dtype != "" && !isFloatT(target.Dtype) {
+			c.report(tExpr.Range, analysis.SeverityError, "loss-target", "RuntimeError",
+				fmt.Sprintf("%s needs a float target, but %s is %s (Found dtype Long but expected Float)", class, target.name, tdtype(target.Dtype)),
+				0.93, ev, []analysis.Fix{replaceFix("Convert the target with .float()", tExpr.Range, tExpr.Text+".float()", true)})
+			return
+		}
+		if input != nil && input.Kind == facts.KindTensor {
+			if a, ok1 := input.shapeKnown(); ok1 {
+				if b, ok2 := target.shapeKnown(); ok2 && !equalInts(a, b) {
+					c.report(tExpr.Range, analysis.SeverityError, "loss-target", "ValueError",
+						fmt.Sprintf("%s needs the target shape to equal the input shape, but %s is %s and %s is %s", class, input.name, shapeTuple(a), target.name, shapeTuple(b)),
+						0.93, ev, nil)
+				}
+			}
+		}
+	}
+}
+
+// flatLayers reports whether a Sequential's leaves are its direct children ("0", "1", ...):
+// leaves of nested blocks ("0.conv1", "0.downsample.0") run in an order only their forward
+// knows.
+func flatLayers(ls []facts.Layer) bool {
+	for _, l := range ls {
+		if strings.Contains(l.Name, ".") || l.Class == "?" {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,151 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/premortem/premortem/notebook"
+	"golang.org/x/tools/txtar"
+)
+
+// The scenario format is described in doc.go.
+
+var markerRE = regexp.MustCompile(`^#?( *)(\^+)\s+(\S+)\s+(\S+)(?:\s+"(.*)")?\s*$`)
+
+type wantFinding struct {
+	cell     int
+	rng      Range
+	code     string
+	severity Severity
+	message  string
+}
+
+// scenario is a parsed txtar scenario.
+type scenario struct {
+	nb   *notebook.Notebook
+	opts Options
+	want []wantFinding
+}
+
+func parseScenario(t *testing.T, path string) *scenario {
+	t.Helper()
+	ar, err := txtar.ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &scenario{nb: &notebook.Notebook{URI: path}}
+	for _, f := range ar.Files {
+		fields := strings.Fields(f.Name)
+		if len(fields) == 0 {
+			t.Fatalf("%s: empty section name", path)
+		}
+		switch fields[0] {
+		case "namespace":
+			sc.opts.Namespace = map[string]bool{}
+			for _, n := range strings.Fields(string(f.Data)) {
+				sc.opts.Namespace[n] = true
+			}
+			continue
+		case "cell", "markdown":
+		default:
+			t.Fatalf("%s: unknown section %q", path, f.Name)
+		}
+		index := len(sc.nb.Cells)
+		c := &notebook.Cell{ID: fmt.Sprintf("cell-%d", index), Kind: notebook.Code, Language: "python"}
+		if fields[0] == "markdown" {
+			c.Kind, c.Language = notebook.Markup, "markdown"
+		}
+		for _, kv := range fields[1:] {
+			k, v, ok := strings.Cut(kv, "=")
+			switch {
+			case !ok: // a cell number written for the reader
+			case k == "run":
+				n, err := strconv.Atoi(v)
+				if err != nil {
+					t.Fatalf("%s: %s: bad run=%q", path, f.Name, v)
+				}
+				c.ExecutionOrder = n
+			case k == "lang":
+				c.Language = v
+			default:
+				t.Fatalf("%s: %s: unknown key %q", path, f.Name, k)
+			}
+		}
+		var lines []string
+		for _, line := range strings.Split(strings.TrimSuffix(string(f.Data), "\n"), "\n") {
+			m := markerRE.FindStringSubmatch(line)
+			if m == nil || len(lines) == 0 {
+				lines = append(lines, line)
+				continue
+			}
+			col := strings.Index(line, "^")
+			ln := len(lines) - 1
+			sc.want = append(sc.want, wantFinding{
+				cell: index, code: m[3], severity: Severity(m[4]), message: m[5],
+				rng: Range{Position{ln, col}, Position{ln, col + len(m[2])}},
+			})
+		}
+		c.Text = strings.Join(lines, "\n")
+		sc.nb.Cells = append(sc.nb.Cells, c)
+	}
+	return sc
+}
+
+// check runs one scenario file: the findings must match its markers exactly.
+func check(t *testing.T, path string) {
+	t.Helper()
+	sc := parseScenario(t, path)
+	res, err := NewAnalyzer().Analyze(context.Background(), sc.nb, sc.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []Finding
+	for _, c := range sc.nb.Cells {
+		got = append(got, res.Findings[c.ID]...)
+	}
+	used := make([]bool, len(got))
+	for _, w := range sc.want {
+		id := fmt.Sprintf("cell-%d", w.cell)
+		found := false
+		for i, g := range got {
+			if !used[i] && g.Cell == id && g.Range == w.rng && g.Code == w.code && g.Severity == w.severity &&
+				strings.Contains(g.Message, w.message) {
+				used[i], found = true, true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("missing finding in %s at %d:%d-%d:%d: %s %s %q", id, w.rng.Start.Line, w.rng.Start.Character,
+				w.rng.End.Line, w.rng.End.Character, w.code, w.severity, w.message)
+		}
+	}
+	for i, g := range got {
+		if !used[i] {
+			t.Errorf("unexpected finding in %s at %d:%d-%d:%d: %s %s %q %v", g.Cell, g.Range.Start.Line, g.Range.Start.Character,
+				g.Range.End.Line, g.Range.End.Character, g.Code, g.Severity, g.Message, g.Evidence)
+		}
+	}
+	for _, g := range got {
+		if g.Source != SourceStatic || g.Message == "" || len(g.Evidence) == 0 {
+			t.Errorf("finding lacks source, message or evidence: %+v", g)
+		}
+	}
+}
+
+func TestScenarios(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "scenarios", "static", "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 25 {
+		t.Fatalf("found %d scenarios, want at least 25", len(files))
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".txtar"), func(t *testing.T) { check(t, f) })
+	}
+}

@@ -1,0 +1,173 @@
+package analysis
+
+import (
+	"context"
+
+	sitter "github.com/smacker/go-tree-sitter"
+	"github.com/smacker/go-tree-sitter/python"
+)
+
+// node mirrors one tree-sitter node in Go memory. Facts are computed from this mirror rather
+// than from the cgo tree: one cgo walk per parse, then plain Go, and no tree-sitter object
+// outlives the parse except the tree kept for incremental re-parsing.
+type node struct {
+	typ        string
+	field      string // field name in the parent ("left", "body", ...), "" if none
+	start, end int    // byte offsets in the (masked) cell text
+	named      bool
+	kids       []*node
+}
+
+// child returns the first child with the given field name, or nil.
+func (n *node) child(field string) *node {
+	if n == nil {
+		return nil
+	}
+	for _, k := range n.kids {
+		if k.field == field {
+			return k
+		}
+	}
+	return nil
+}
+
+// children returns all children with the given field name.
+func (n *node) children(field string) []*node {
+	if n == nil {
+		return nil
+	}
+	var out []*node
+	for _, k := range n.kids {
+		if k.field == field {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// namedKids returns the named children, skipping comments.
+func (n *node) namedKids() []*node {
+	if n == nil {
+		return nil
+	}
+	var out []*node
+	for _, k := range n.kids {
+		if k.named && k.typ != "comment" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// firstNamed returns the first named non-comment child, or nil.
+func (n *node) firstNamed() *node {
+	if n == nil {
+		return nil
+	}
+	for _, k := range n.kids {
+		if k.named && k.typ != "comment" {
+			return k
+		}
+	}
+	return nil
+}
+
+// hasToken reports whether an anonymous child token typ is present.
+func (n *node) hasToken(typ string) bool {
+	if n == nil {
+		return false
+	}
+	for _, k := range n.kids {
+		if !k.named && k.typ == typ {
+			return true
+		}
+	}
+	return false
+}
+
+var pythonLang = python.GetLanguage()
+
+// parsers holds idle tree-sitter parsers: a parser is not safe for concurrent use, and
+// making one per parse costs more than the parse of a small cell. Unlike a sync.Pool it
+// never drops them, so no parser is freed by a finalizer while trees are being worked on.
+var parsers = make(chan *sitter.Parser, 8)
+
+func getParser() *sitter.Parser {
+	select {
+	case p := <-parsers:
+		return p
+	default:
+		p := sitter.NewParser()
+		p.SetLanguage(pythonLang)
+		return p
+	}
+}
+
+func putParser(p *sitter.Parser) {
+	select {
+	case parsers <- p:
+	default:
+		p.Close()
+	}
+}
+
+// parseTimeout bounds one tree-sitter parse (microseconds): no real cell comes close, and
+// a pathological one must not stall the server.
+const parseTimeout = 2_000_000
+
+// parseTree parses src with tree-sitter, reusing old (already edited) when non-nil. It
+// returns nil when tree-sitter gave up.
+func parseTree(src []byte, old *sitter.Tree) *sitter.Tree {
+	p := getParser()
+	defer putParser(p)
+	p.SetOperationLimit(parseTimeout)
+	t, err := p.ParseCtx(context.Background(), old, src)
+	if err != nil || t == nil {
+		// A halted parse would resume on the next call: start over, from scratch.
+		p.Reset()
+		if old == nil {
+			return nil
+		}
+		t, err = p.ParseCtx(context.Background(), nil, src)
+		if err != nil || t == nil {
+			p.Reset()
+			return nil
+		}
+	}
+	return t
+}
+
+// mirror copies the tree into Go nodes with one cursor walk.
+func mirror(t *sitter.Tree) *node {
+	if t == nil {
+		return &node{typ: "TIMEOUT", named: true}
+	}
+	root := t.RootNode()
+	c := sitter.NewTreeCursor(root)
+	defer c.Close()
+	return mirrorAt(c, "")
+}
+
+func mirrorAt(c *sitter.TreeCursor, field string) *node {
+	n := c.CurrentNode()
+	m := &node{
+		typ:   n.Type(),
+		field: field,
+		start: int(n.StartByte()),
+		end:   int(n.EndByte()),
+		named: n.IsNamed(),
+	}
+	if n.IsMissing() {
+		m.typ = "MISSING"
+	}
+	if c.GoToFirstChild() {
+		for {
+			m.kids = append(m.kids, mirrorAt(c, c.CurrentFieldName()))
+			if !c.GoToNextSibling() {
+				break
+			}
+		}
+		c.GoToParent()
+	}
+	return m
+}

@@ -1,0 +1,223 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/judge"
+)
+
+// SARIF 2.1.0 shapes: only what code scanning reads.
+type (
+	sarifLog struct {
+		Schema  string     `json:"$schema"`
+		Version string     `json:"version"`
+		Runs    []sarifRun `json:"runs"`
+	}
+	sarifRun struct {
+		Tool       sarifTool     `json:"tool"`
+		Results    []sarifResult `json:"results"`
+		ColumnKind string        `json:"columnKind"`
+	}
+	sarifTool struct {
+		Driver sarifDriver `json:"driver"`
+	}
+	sarifDriver struct {
+		Name           string      `json:"name"`
+		Version        string      `json:"version"`
+		InformationURI string      `json:"informationUri"`
+		Rules          []sarifRule `json:"rules"`
+	}
+	sarifRule struct {
+		ID               string       `json:"id"`
+		ShortDescription sarifMessage `json:"shortDescription"`
+	}
+	sarifMessage struct {
+		Text string `json:"text"`
+	}
+	sarifResult struct {
+		RuleID     string          `json:"ruleId"`
+		RuleIndex  int             `json:"ruleIndex"`
+		Level      string          `json:"level"`
+		Message    sarifMessage    `json:"message"`
+		Locations  []sarifLocation `json:"locations"`
+		Fixes      []sarifFix      `json:"fixes,omitempty"`
+		Properties map[string]any  `json:"properties"`
+	}
+	sarifLocation struct {
+		PhysicalLocation sarifPhysical  `json:"physicalLocation"`
+		LogicalLocations []sarifLogical `json:"logicalLocations"`
+	}
+	sarifPhysical struct {
+		ArtifactLocation sarifArtifact `json:"artifactLocation"`
+		Region           *sarifRegion  `json:"region,omitempty"`
+	}
+	sarifArtifact struct {
+		URI string `json:"uri"`
+	}
+	sarifRegion struct {
+		StartLine   int `json:"startLine"`
+		StartColumn int `json:"startColumn"`
+		EndLine     int `json:"endLine"`
+		EndColumn   int `json:"endColumn"`
+	}
+	sarifLogical struct {
+		Name               string `json:"name"`
+		FullyQualifiedName string `json:"fullyQualifiedName"`
+		Kind               string `json:"kind"`
+	}
+	sarifFix struct {
+		Description     sarifMessage          `json:"description"`
+		ArtifactChanges []sarifArtifactChange `json:"artifactChanges"`
+	}
+	sarifArtifactChange struct {
+		ArtifactLocation sarifArtifact      `json:"artifactLocation"`
+		Replacements     []sarifReplacement `json:"replacements"`
+	}
+	sarifReplacement struct {
+		DeletedRegion   sarifRegion  `json:"deletedRegion"`
+		InsertedContent sarifMessage `json:"insertedContent"`
+	}
+)
+
+// writeSARIF writes SARIF 2.1.0 for CI code scanning. A .ipynb is JSON, so regions point
+// at the cell's source line inside that JSON file (where code scanning shows them); the
+// cell and its 1-based line are in the message, the logical location and properties too,
+// for tools that read them. A region that cannot be placed in the file is left out rather
+// than guessed.
+func writeSARIF(w io.Writer, rep *judge.Report) error {
+	loc := newIpynbLocator(rep)
+	ruleIndex := map[string]int{}
+	var rules []sarifRule
+	codes := map[string]string{}
+	for _, c := range rep.Cells {
+		for _, f := range c.Findings {
+			if _, ok := codes[f.Code]; !ok || codes[f.Code] == "" {
+				codes[f.Code] = f.Exception
+			}
+		}
+	}
+	sorted := make([]string, 0, len(codes))
+	for c := range codes {
+		sorted = append(sorted, c)
+	}
+	sort.Strings(sorted)
+	for i, c := range sorted {
+		desc := "premortem finding " + c
+		if e := codes[c]; e != "" {
+			desc = fmt.Sprintf("the cell would raise %s (%s)", e, c)
+		}
+		ruleIndex[c] = i
+		rules = append(rules, sarifRule{ID: c, ShortDescription: sarifMessage{Text: desc}})
+	}
+	if rules == nil {
+		rules = []sarifRule{}
+	}
+	results := []sarifResult{}
+	for _, c := range rep.Cells {
+		cellName := fmt.Sprintf("cell %d", c.Index+1)
+		for _, f := range c.Findings {
+			level := map[analysis.Severity]string{analysis.SeverityError: "error", analysis.SeverityWarning: "warning"}[f.Severity]
+			if level == "" {
+				level = "note"
+			}
+			res := sarifResult{
+				RuleID:    f.Code,
+				RuleIndex: ruleIndex[f.Code],
+				Level:     level,
+				Message:   sarifMessage{Text: fmt.Sprintf("%s, line %d: %s", cellName, f.Range.Start.Line+1, f.Message)},
+				Locations: []sarifLocation{{
+					PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: rep.Notebook}, Region: loc.region(c.Index, f.Range)},
+					LogicalLocations: []sarifLogical{{Name: cellName, FullyQualifiedName: fmt.Sprintf("%s/%s", rep.Notebook, cellName), Kind: "module"}},
+				}},
+				Properties: map[string]any{
+					"cell": c.Index, "line": f.Range.Start.Line + 1, "column": f.Range.Start.Character + 1,
+					"source": f.Source, "exception": f.Exception, "evidence": f.Evidence, "confidence": f.Confidence,
+				},
+			}
+			if fix := preferredFix(f); fix != nil {
+				sf := sarifFix{Description: sarifMessage{Text: fix.Title}}
+				ch := sarifArtifactChange{ArtifactLocation: sarifArtifact{URI: rep.Notebook}}
+				for _, e := range fix.Edits {
+					r := loc.region(c.Index, e.Range)
+					if r == nil || e.Range.Start.Line != e.Range.End.Line || strings.Contains(e.NewText, "\n") {
+						// Only edits within one source line map onto one JSON string.
+						ch.Replacements = nil
+						break
+					}
+					ch.Replacements = append(ch.Replacements, sarifReplacement{DeletedRegion: *r, InsertedContent: sarifMessage{Text: jsonStringBody(e.NewText)}})
+				}
+				if len(ch.Replacements) > 0 {
+					sf.ArtifactChanges = []sarifArtifactChange{ch}
+					res.Fixes = []sarifFix{sf}
+				}
+			}
+			results = append(results, res)
+		}
+	}
+	log := sarifLog{
+		Schema:  "https://json.schemastore.org/sarif-2.1.0.json",
+		Version: "2.1.0",
+		Runs: []sarifRun{{
+			Tool:       sarifTool{Driver: sarifDriver{Name: "premortem", Version: version, InformationURI: "https://github.com/premortem/premortem", Rules: rules}},
+			Results:    results,
+			ColumnKind: "utf16CodeUnits",
+		}},
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(log)
+}
+
+// ipynbLocator places cell-relative ranges in the notebook file's own lines and columns.
+type ipynbLocator struct {
+	raw   []byte
+	cells []cellSource // by cell index; nil entries for cells it could not place
+}
+
+// newIpynbLocator reads the notebook file again; on any surprise it places nothing.
+func newIpynbLocator(rep *judge.Report) *ipynbLocator {
+	raw, err := os.ReadFile(rep.Notebook)
+	if err != nil {
+		return &ipynbLocator{}
+	}
+	cells := locateSources(raw)
+	if rep.Source != nil {
+		for i := range cells {
+			// Only trust the map when the file's text is the text that was judged.
+			if i >= len(rep.Source.Cells) || cells[i].text() != rep.Source.Cells[i].Text {
+				cells[i] = cellSource{}
+			}
+		}
+	}
+	return &ipynbLocator{raw: raw, cells: cells}
+}
+
+// region converts a cell-relative range to a region of the notebook file, or nil.
+func (l *ipynbLocator) region(cell int, r analysis.Range) *sarifRegion {
+	if l == nil || cell < 0 || cell >= len(l.cells) || l.cells[cell].parts == nil {
+		return nil
+	}
+	sl, sc, ok1 := l.cells[cell].place(l.raw, r.Start)
+	el, ec, ok2 := l.cells[cell].place(l.raw, r.End)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	return &sarifRegion{StartLine: sl, StartColumn: sc, EndLine: el, EndColumn: ec}
+}
+
+// jsonStringBody escapes text as it must appear inside the notebook's JSON string (the
+// replacement is applied to the raw file).
+func jsonStringBody(text string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(text)
+	s := strings.TrimSuffix(b.String(), "\n")
+	return s[1 : len(s)-1]
+}

@@ -1,0 +1,279 @@
+package judge
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/facts"
+)
+
+// Layers holds what each layer said about one cell, before merging.
+type Layers struct {
+	Static []analysis.Finding
+	Rules  []analysis.Finding
+	// Shadow is the shadow run's outcome (nil: not run) and ShadowFindings its findings.
+	Shadow         *facts.ShadowResult
+	ShadowFindings []analysis.Finding
+	LLM            []analysis.Finding
+	// RuntimeChecked is true when the rules ran against a kernel's facts.
+	RuntimeChecked bool
+	Notes          []string
+}
+
+// Merge combines the layers into one verdict. A crash confirmed by the shadow run outranks
+// every prediction; a rule finding on the same line is folded into it (the rule knows the
+// fix, the shadow run knows it is real). A shadow run that finished cleanly disproves the
+// predictions of the other layers. Otherwise every layer's findings stand, strongest first.
+func Merge(cellID string, index int, l Layers) *CellVerdict {
+	v := &CellVerdict{Index: index, CellID: cellID, Notes: append([]string(nil), l.Notes...)}
+	switch {
+	case l.Shadow != nil && l.Shadow.Status == facts.ShadowError:
+		v.Findings = mergeConfirmed(l)
+	case l.Shadow != nil && l.Shadow.Status == facts.ShadowOK:
+		// The cell ran to its end in a copy of the kernel: predictions of a crash were wrong.
+		// Hazards that are not crashes (stale definitions) stay, as warnings.
+		dismissed := map[analysis.Source]int{}
+		for _, f := range concat(l.Static, l.Rules, l.LLM) {
+			if predictsCrash(f) {
+				dismissed[f.Source]++
+				continue
+			}
+			v.Findings = append(v.Findings, f)
+		}
+		if n := dismissed[analysis.SourceStatic] + dismissed[analysis.SourceRules] + dismissed[analysis.SourceLLM]; n > 0 {
+			var by []string
+			for _, s := range []analysis.Source{analysis.SourceRules, analysis.SourceStatic, analysis.SourceLLM} {
+				if dismissed[s] > 0 {
+					by = append(by, fmt.Sprintf("%d %s", dismissed[s], s))
+				}
+			}
+			v.Notes = append(v.Notes, fmt.Sprintf("the shadow run finished without an exception: %s dismissed (%s)",
+				plural(n, "crash prediction"), strings.Join(by, ", ")))
+		}
+	default:
+		v.Findings = concat(l.Static, l.Rules, l.ShadowFindings, l.LLM)
+	}
+	sortFindings(v.Findings)
+	v.Findings = foldSameCrash(v.Findings)
+	v.Verdict, v.Confidence = verdictOf(v.Findings, l)
+	return v
+}
+
+// foldSameCrash keeps one finding per predicted crash: when several layers predict the same
+// exception on the same line, the strongest (first in sorted order) stays and takes the
+// others' evidence, fixes and explanation, so the user reads the crash once.
+func foldSameCrash(fs []analysis.Finding) []analysis.Finding {
+	type key struct {
+		line int
+		exc  string
+	}
+	kept := map[key]int{}
+	out := fs[:0:0]
+	for _, f := range fs {
+		if !predictsCrash(f) {
+			out = append(out, f)
+			continue
+		}
+		exc := f.Exception
+		if i := strings.LastIndexByte(exc, '.'); i >= 0 {
+			exc = exc[i+1:]
+		}
+		k := key{f.Range.Start.Line, strings.ToLower(exc)}
+		i, ok := kept[k]
+		if !ok {
+			kept[k] = len(out)
+			out = append(out, f)
+			continue
+		}
+		m := &out[i]
+		m.Evidence = appendNew(append([]string(nil), m.Evidence...), f.Evidence...)
+		if len(m.Fixes) == 0 && len(f.Fixes) > 0 {
+			m.Fixes = append([]analysis.Fix(nil), f.Fixes...)
+		}
+		if m.Explanation == "" {
+			m.Explanation = f.Explanation
+		}
+	}
+	return out
+}
+
+// mergeConfirmed folds the other layers into the shadow run's crash: the first rule or
+// static finding at the crash line that predicts the same exception becomes the confirmed
+// finding (keeping its precise range, message and fixes, taking the real exception name);
+// further predictions of that same crash only lend their evidence and fixes, so the user
+// sees the crash once. Findings elsewhere in the cell stay as they are, except LLM guesses
+// that the real run contradicts.
+func mergeConfirmed(l Layers) []analysis.Finding {
+	ci := -1
+	for i := range l.ShadowFindings {
+		if l.ShadowFindings[i].Severity == analysis.SeverityError {
+			ci = i
+			break
+		}
+	}
+	if ci < 0 {
+		return concat(l.Static, l.Rules, l.ShadowFindings, l.LLM)
+	}
+	confirmed := l.ShadowFindings[ci]
+	var out []analysis.Finding
+	folded := -1
+	for _, f := range concat(l.Rules, l.Static) {
+		if !sameCrash(f, confirmed) {
+			out = append(out, f)
+			continue
+		}
+		if folded < 0 {
+			m := f
+			m.Source = analysis.SourceShadow
+			m.Severity = analysis.SeverityError
+			m.Confidence = 1
+			if confirmed.Exception != "" {
+				m.Exception = confirmed.Exception
+			}
+			m.Evidence = appendNew(append([]string(nil), confirmed.Evidence...), f.Evidence...)
+			m.Fixes = append([]analysis.Fix(nil), f.Fixes...)
+			out = append(out, m)
+			folded = len(out) - 1
+			continue
+		}
+		out[folded].Evidence = appendNew(out[folded].Evidence, f.Evidence...)
+		if len(out[folded].Fixes) == 0 {
+			out[folded].Fixes = append(out[folded].Fixes, f.Fixes...)
+		}
+	}
+	if folded < 0 {
+		out = append(out, confirmed)
+	}
+	for i, f := range l.ShadowFindings {
+		if i != ci && f.Severity != analysis.SeverityError {
+			out = append(out, f)
+		}
+	}
+	for _, f := range l.LLM {
+		// The LLM's explanation of the real crash is worth keeping; its other guesses are not.
+		if f.Range.Start.Line == confirmed.Range.Start.Line {
+			f.Severity = analysis.SeverityInfo
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// appendNew appends the strings of add that dst does not hold yet.
+func appendNew(dst []string, add ...string) []string {
+	have := make(map[string]bool, len(dst))
+	for _, s := range dst {
+		have[s] = true
+	}
+	for _, s := range add {
+		if !have[s] {
+			have[s] = true
+			dst = append(dst, s)
+		}
+	}
+	return dst
+}
+
+// sameCrash reports whether a predicted finding describes the crash a shadow run found.
+func sameCrash(pred, real analysis.Finding) bool {
+	if pred.Range.Start.Line != real.Range.Start.Line || !predictsCrash(pred) {
+		return false
+	}
+	return pred.Exception == "" || strings.EqualFold(pred.Exception, real.Exception) ||
+		strings.HasSuffix(real.Exception, pred.Exception) || strings.HasSuffix(pred.Exception, real.Exception)
+}
+
+// predictsCrash reports whether a finding says the cell will raise.
+func predictsCrash(f analysis.Finding) bool {
+	if f.Exception == "" {
+		return false
+	}
+	return f.Severity == analysis.SeverityError || f.Severity == analysis.SeverityWarning
+}
+
+func verdictOf(fs []analysis.Finding, l Layers) (string, float64) {
+	best := 0.0
+	crash := false
+	for _, f := range fs {
+		if !predictsCrash(f) {
+			continue
+		}
+		c := f.Confidence
+		if c == 0 {
+			c = map[analysis.Severity]float64{analysis.SeverityError: 0.9, analysis.SeverityWarning: 0.6}[f.Severity]
+		}
+		if f.Severity == analysis.SeverityError || c >= 0.5 {
+			crash = true
+			if c > best {
+				best = c
+			}
+		}
+	}
+	switch {
+	case crash:
+		return VerdictCrash, best
+	case l.Shadow != nil && l.Shadow.Status == facts.ShadowOK:
+		return VerdictOK, 0.97
+	case l.Shadow != nil && (l.Shadow.Status == facts.ShadowTimeout || l.Shadow.Status == facts.ShadowDied):
+		// The cell may hang or exhaust memory: nothing certain either way.
+		return VerdictUnknown, 0.5
+	case l.RuntimeChecked:
+		return VerdictOK, 0.7
+	}
+	return VerdictOK, 0.5
+}
+
+var sourceRank = map[analysis.Source]int{analysis.SourceShadow: 0, analysis.SourceRules: 1, analysis.SourceStatic: 2, analysis.SourceLLM: 3}
+var severityRank = map[analysis.Severity]int{analysis.SeverityError: 0, analysis.SeverityWarning: 1, analysis.SeverityInfo: 2, analysis.SeverityHint: 3}
+
+func sortFindings(fs []analysis.Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if severityRank[a.Severity] != severityRank[b.Severity] {
+			return severityRank[a.Severity] < severityRank[b.Severity]
+		}
+		if sourceRank[a.Source] != sourceRank[b.Source] {
+			return sourceRank[a.Source] < sourceRank[b.Source]
+		}
+		return a.Range.Start.Before(b.Range.Start)
+	})
+}
+
+func concat(lists ...[]analysis.Finding) []analysis.Finding {
+	var out []analysis.Finding
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
+}
+
+// kebab turns an exception class name into a finding code: KeyError -> key-error.
+func kebab(name string) string {
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	var b strings.Builder
+	for i, r := range name {
+		if unicode.IsUpper(r) {
+			if i > 0 {
+				b.WriteByte('-')
+			}
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	if b.Len() == 0 {
+		return "runtime-error"
+	}
+	return b.String()
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", word)
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

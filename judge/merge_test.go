@@ -1,0 +1,243 @@
+package judge
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/facts"
+)
+
+func rng(line, c0, c1 int) analysis.Range {
+	return analysis.Range{Start: analysis.Position{Line: line, Character: c0}, End: analysis.Position{Line: line, Character: c1}}
+}
+
+func finding(src analysis.Source, sev analysis.Severity, code, exc string, line, c0, c1 int) analysis.Finding {
+	return analysis.Finding{Cell: "c", Source: src, Severity: sev, Code: code, Exception: exc, Message: code + " message",
+		Range: rng(line, c0, c1), Evidence: []string{string(src) + " evidence"}}
+}
+
+func withFix(f analysis.Finding, title string) analysis.Finding {
+	f.Fixes = []analysis.Fix{{Title: title, Preferred: true, Edits: []analysis.Edit{{Range: f.Range, NewText: "x"}}}}
+	return f
+}
+
+var (
+	shadowKeyError = &facts.ShadowResult{Status: facts.ShadowError, Exception: "KeyError", Message: "'age'", Line: 2}
+	shadowKeyFind  = analysis.Finding{Cell: "c", Source: analysis.SourceShadow, Severity: analysis.SeverityError, Code: "key-error",
+		Exception: "KeyError", Message: "KeyError: 'age'", Range: rng(1, 0, 20), Evidence: []string{"shadow run: KeyError at line 2"}, Confidence: 1}
+)
+
+// brief is what a test compares: source, severity, code, exception, 1-based line.
+type brief struct {
+	Source    analysis.Source
+	Severity  analysis.Severity
+	Code, Exc string
+	Line      int
+}
+
+func briefs(fs []analysis.Finding) []brief {
+	out := []brief{}
+	for _, f := range fs {
+		out = append(out, brief{f.Source, f.Severity, f.Code, f.Exception, f.Range.Start.Line + 1})
+	}
+	return out
+}
+
+func TestMerge(t *testing.T) {
+	E, W, I := analysis.SeverityError, analysis.SeverityWarning, analysis.SeverityInfo
+	S, R, St, L := analysis.SourceShadow, analysis.SourceRules, analysis.SourceStatic, analysis.SourceLLM
+	tests := []struct {
+		name     string
+		layers   Layers
+		verdict  string
+		conf     float64
+		want     []brief
+		wantNote string
+	}{
+		{
+			name:    "static only, nothing found",
+			layers:  Layers{},
+			verdict: VerdictOK, conf: 0.5, want: []brief{},
+		},
+		{
+			name:    "rules checked, nothing found",
+			layers:  Layers{RuntimeChecked: true},
+			verdict: VerdictOK, conf: 0.7, want: []brief{},
+		},
+		{
+			name:    "rule error without shadow",
+			layers:  Layers{Rules: []analysis.Finding{finding(R, E, "missing-column", "KeyError", 1, 14, 19)}, RuntimeChecked: true},
+			verdict: VerdictCrash, conf: 0.9, want: []brief{{R, E, "missing-column", "KeyError", 2}},
+		},
+		{
+			name: "shadow confirms the rule: one finding, the rule's code, shadow source",
+			layers: Layers{Rules: []analysis.Finding{withFix(finding(R, E, "missing-column", "KeyError", 1, 14, 19), "Use column 'Age'")},
+				Shadow: shadowKeyError, ShadowFindings: []analysis.Finding{shadowKeyFind}, RuntimeChecked: true},
+			verdict: VerdictCrash, conf: 1, want: []brief{{S, E, "missing-column", "KeyError", 2}},
+		},
+		{
+			name: "shadow confirms rule and static on the same line: still one finding",
+			layers: Layers{
+				Static: []analysis.Finding{finding(St, E, "undefined-name", "KeyError", 1, 3, 5)},
+				Rules:  []analysis.Finding{withFix(finding(R, E, "missing-column", "KeyError", 1, 14, 19), "Use column 'Age'")},
+				Shadow: shadowKeyError, ShadowFindings: []analysis.Finding{shadowKeyFind}},
+			verdict: VerdictCrash, conf: 1, want: []brief{{S, E, "missing-column", "KeyError", 2}},
+		},
+		{
+			name: "shadow crash with a rule finding of another exception on the same line: both stand, shadow first",
+			layers: Layers{Rules: []analysis.Finding{finding(R, W, "dtype", "TypeError", 1, 0, 3)},
+				Shadow: shadowKeyError, ShadowFindings: []analysis.Finding{shadowKeyFind}},
+			verdict: VerdictCrash, conf: 1, want: []brief{{S, E, "key-error", "KeyError", 2}, {R, W, "dtype", "TypeError", 2}},
+		},
+		{
+			name: "shadow crash and a rule prediction on a later line: both stand",
+			layers: Layers{Rules: []analysis.Finding{finding(R, E, "not-fitted", "NotFittedError", 4, 0, 3)},
+				Shadow: shadowKeyError, ShadowFindings: []analysis.Finding{shadowKeyFind}},
+			verdict: VerdictCrash, conf: 1, want: []brief{{S, E, "key-error", "KeyError", 2}, {R, E, "not-fitted", "NotFittedError", 5}},
+		},
+		{
+			name: "clean shadow run dismisses crash predictions of every layer",
+			layers: Layers{
+				Static: []analysis.Finding{finding(St, E, "undefined-name", "NameError", 0, 0, 3)},
+				Rules:  []analysis.Finding{finding(R, E, "missing-column", "KeyError", 1, 14, 19)},
+				LLM:    []analysis.Finding{finding(L, W, "llm-crash", "ValueError", 2, 0, 3)},
+				Shadow: &facts.ShadowResult{Status: facts.ShadowOK}, RuntimeChecked: true},
+			verdict: VerdictOK, conf: 0.97, want: []brief{},
+			wantNote: "3 crash predictions dismissed (1 rules, 1 static, 1 llm)",
+		},
+		{
+			name: "clean shadow run keeps hazards that are not crashes",
+			layers: Layers{
+				Static: []analysis.Finding{finding(St, W, "stale-definition", "", 0, 0, 3)},
+				Shadow: &facts.ShadowResult{Status: facts.ShadowOK}},
+			verdict: VerdictOK, conf: 0.97, want: []brief{{St, W, "stale-definition", "", 1}},
+		},
+		{
+			name:    "shadow timeout and no prediction: unknown",
+			layers:  Layers{Shadow: &facts.ShadowResult{Status: facts.ShadowTimeout}, RuntimeChecked: true},
+			verdict: VerdictUnknown, conf: 0.5, want: []brief{},
+		},
+		{
+			name: "shadow timeout does not hide a certain rule",
+			layers: Layers{Rules: []analysis.Finding{finding(R, E, "missing-column", "KeyError", 1, 14, 19)},
+				Shadow: &facts.ShadowResult{Status: facts.ShadowTimeout}},
+			verdict: VerdictCrash, conf: 0.9, want: []brief{{R, E, "missing-column", "KeyError", 2}},
+		},
+		{
+			name:    "refused shadow run is no evidence either way",
+			layers:  Layers{Shadow: &facts.ShadowResult{Status: facts.ShadowRefused}, RuntimeChecked: true},
+			verdict: VerdictOK, conf: 0.7, want: []brief{},
+		},
+		{
+			name: "LLM guesses the real run contradicts are dropped; its note on the crash line stays as info",
+			layers: Layers{
+				LLM:    []analysis.Finding{finding(L, E, "llm-crash", "KeyError", 1, 0, 3), finding(L, W, "llm-crash", "ValueError", 3, 0, 3)},
+				Shadow: shadowKeyError, ShadowFindings: []analysis.Finding{shadowKeyFind}},
+			verdict: VerdictCrash, conf: 1, want: []brief{{S, E, "key-error", "KeyError", 2}, {L, I, "llm-crash", "KeyError", 2}},
+		},
+		{
+			name: "a weak warning is listed but does not make a crash verdict",
+			layers: Layers{LLM: []analysis.Finding{func() analysis.Finding {
+				f := finding(L, W, "llm-crash", "ValueError", 0, 0, 1)
+				f.Confidence = 0.3
+				return f
+			}()}},
+			verdict: VerdictOK, conf: 0.5, want: []brief{{L, W, "llm-crash", "ValueError", 1}},
+		},
+		{
+			name: "rules and static predicting the same crash on a line are shown once",
+			layers: Layers{
+				Static:         []analysis.Finding{finding(St, E, "undefined-name", "NameError", 0, 6, 13)},
+				Rules:          []analysis.Finding{finding(R, E, "undefined-name", "NameError", 0, 6, 13)},
+				LLM:            []analysis.Finding{finding(L, W, "llm-crash", "builtins.NameError", 0, 0, 3)},
+				RuntimeChecked: true},
+			verdict: VerdictCrash, conf: 0.9, want: []brief{{R, E, "undefined-name", "NameError", 1}},
+		},
+		{
+			name: "errors sort before warnings, shadow before rules before static",
+			layers: Layers{
+				Static: []analysis.Finding{finding(St, E, "undefined-name", "NameError", 0, 0, 3), finding(St, W, "stale-definition", "", 0, 0, 3)},
+				Rules:  []analysis.Finding{finding(R, E, "missing-column", "KeyError", 3, 0, 3)}},
+			verdict: VerdictCrash, conf: 0.9,
+			want: []brief{{R, E, "missing-column", "KeyError", 4}, {St, E, "undefined-name", "NameError", 1}, {St, W, "stale-definition", "", 1}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := Merge("c", 7, tt.layers)
+			if v.Index != 7 || v.CellID != "c" {
+				t.Errorf("index/cell = %d/%q, want 7/c", v.Index, v.CellID)
+			}
+			if v.Verdict != tt.verdict || v.Confidence != tt.conf {
+				t.Errorf("verdict = %s %.2f, want %s %.2f", v.Verdict, v.Confidence, tt.verdict, tt.conf)
+			}
+			if got := briefs(v.Findings); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("findings:\n got %+v\nwant %+v", got, tt.want)
+			}
+			if tt.wantNote != "" && !strings.Contains(strings.Join(v.Notes, "\n"), tt.wantNote) {
+				t.Errorf("notes %q lack %q", v.Notes, tt.wantNote)
+			}
+		})
+	}
+}
+
+// TestMergeConfirmedKeepsRuleDetail checks what the user sees of a confirmed crash: the
+// rule's precise range and fix, the shadow run's evidence first, each evidence line once.
+func TestMergeConfirmedKeepsRuleDetail(t *testing.T) {
+	rule := withFix(finding(analysis.SourceRules, analysis.SeverityError, "missing-column", "KeyError", 1, 14, 19), "Use column 'Age'")
+	rule.Evidence = []string{"df: DataFrame 891x11", "df was last set by cell 3"}
+	static := finding(analysis.SourceStatic, analysis.SeverityError, "other", "KeyError", 1, 0, 4)
+	static.Evidence = []string{"df: DataFrame 891x11", "static evidence"}
+	v := Merge("c", 0, Layers{Rules: []analysis.Finding{rule}, Static: []analysis.Finding{static},
+		Shadow: shadowKeyError, ShadowFindings: []analysis.Finding{shadowKeyFind}})
+	if len(v.Findings) != 1 {
+		t.Fatalf("got %d findings, want 1: %+v", len(v.Findings), v.Findings)
+	}
+	f := v.Findings[0]
+	if f.Range != rule.Range || f.Message != rule.Message || f.Confidence != 1 {
+		t.Errorf("confirmed finding lost the rule's range/message: %+v", f)
+	}
+	if len(f.Fixes) != 1 || f.Fixes[0].Title != "Use column 'Age'" {
+		t.Errorf("fixes = %+v", f.Fixes)
+	}
+	want := []string{"shadow run: KeyError at line 2", "df: DataFrame 891x11", "df was last set by cell 3", "static evidence"}
+	if !reflect.DeepEqual(f.Evidence, want) {
+		t.Errorf("evidence = %q, want %q", f.Evidence, want)
+	}
+	// Merge must not write into the layers' slices: the LSP keeps them per cell.
+	if rule.Source != analysis.SourceRules || len(rule.Evidence) != 2 {
+		t.Errorf("Merge changed its input: %+v", rule)
+	}
+}
+
+func TestKebab(t *testing.T) {
+	for in, want := range map[string]string{"KeyError": "key-error", "sklearn.exceptions.NotFittedError": "not-fitted-error", "": "runtime-error", "ValueError": "value-error"} {
+		if got := kebab(in); got != want {
+			t.Errorf("kebab(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestFoldSameCrashKeepsEvidence: the finding kept for a crash several layers predict carries
+// every layer's evidence once, the first fix and the LLM's explanation.
+func TestFoldSameCrashKeepsEvidence(t *testing.T) {
+	rules := finding(analysis.SourceRules, analysis.SeverityError, "undefined-name", "NameError", 0, 6, 13)
+	static := withFix(finding(analysis.SourceStatic, analysis.SeverityError, "undefined-name", "NameError", 0, 6, 13), "Run cell 10 first")
+	static.Evidence = append(static.Evidence, "rules evidence")
+	llm := finding(analysis.SourceLLM, analysis.SeverityWarning, "llm-crash", "NameError", 0, 0, 3)
+	llm.Explanation = "summary is made in a later cell"
+	v := Merge("c", 0, Layers{Rules: []analysis.Finding{rules}, Static: []analysis.Finding{static}, LLM: []analysis.Finding{llm}})
+	if len(v.Findings) != 1 {
+		t.Fatalf("got %d findings: %+v", len(v.Findings), v.Findings)
+	}
+	f := v.Findings[0]
+	want := []string{"rules evidence", "static evidence", "llm evidence"}
+	if f.Source != analysis.SourceRules || !reflect.DeepEqual(f.Evidence, want) || len(f.Fixes) != 1 || f.Explanation != llm.Explanation {
+		t.Errorf("kept %+v", f)
+	}
+	if len(rules.Evidence) != 1 {
+		t.Errorf("Merge changed its input: %+v", rules)
+	}
+}

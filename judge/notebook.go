@@ -1,0 +1,361 @@
+package judge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/analysis/llm"
+	"github.com/premortem/premortem/kernelclient"
+	"github.com/premortem/premortem/notebook"
+)
+
+// CheckOptions configure CheckNotebook.
+type CheckOptions struct {
+	Options
+	// KernelName overrides the notebook's kernelspec name.
+	KernelName string
+	// Targets are 0-based indexes in the notebook's cells array; nil means every code cell
+	// without an execution count.
+	Targets []int
+	// ReplayTimeout bounds each replayed cell (default 10 minutes).
+	ReplayTimeout time.Duration
+	// NoKernel judges with the static layer only, without starting a kernel.
+	NoKernel bool
+	// LLM is the LLM client, nil when not configured.
+	LLM *llm.Client
+	// Progress receives one line per replayed cell (stderr in the CLI); nil for silence.
+	Progress io.Writer
+	// Sequential judges the targets as a top-to-bottom run would meet them: after each
+	// target that is not predicted to crash, the target runs for real in premortem's kernel
+	// (its side effects happen), so later targets see what it defines. For notebooks saved
+	// with cleared outputs, where no cell carries an execution count.
+	Sequential bool
+}
+
+// Report is the outcome of CheckNotebook, the `premortem check` JSON contract's content.
+type Report struct {
+	Notebook string
+	Kernel   kernelclient.KernelInfo
+	// KernelName is the kernelspec used.
+	KernelName string
+	// Replayed counts the executed cells replayed; ReplayError describes the cell that
+	// stopped the replay, if one did.
+	Replayed    int
+	ReplayError *ReplayError
+	Cells       []*CellVerdict
+	// Source is the notebook as read, for printing the cells' lines.
+	Source *notebook.Notebook
+}
+
+// ReplayError is a replayed cell that raised (or timed out, or lost its kernel).
+type ReplayError struct {
+	// Index is the 0-based index of the cell in the notebook's cells array (messages name it
+	// from 1, as every message does).
+	Index          int
+	ExecutionCount int
+	Ename, Evalue  string
+}
+
+func (e *ReplayError) Error() string {
+	return fmt.Sprintf("replay stopped at cell %d (run %d): %s: %s", e.Index+1, e.ExecutionCount, e.Ename, oneLine(e.Evalue))
+}
+
+// ErrEnvironment marks errors that are the machine's, not the notebook's (no kernel could
+// start, the notebook cannot be read): `premortem check` exits 2 on them.
+var ErrEnvironment = errors.New("environment error")
+
+// CheckNotebook reads a notebook, starts a kernel for it in the notebook's folder, replays
+// the cells that carry an execution count in execution-count order, and judges the target
+// cells against the state the replay left.
+func CheckNotebook(ctx context.Context, path string, opts CheckOptions) (*Report, error) {
+	nb, err := notebook.Read(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: read %s: %v", ErrEnvironment, path, err)
+	}
+	targets, err := targetCells(nb, opts.Targets)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Notebook: path, KernelName: firstNonEmpty(opts.KernelName, nb.KernelName(), "python3"), Source: nb}
+	j := &Judge{Analyzer: analysis.NewAnalyzer(), Options: opts.Options, LLM: opts.LLM}
+
+	if !opts.NoKernel {
+		abs, _ := filepath.Abs(path)
+		launch := func(name string) (*kernelclient.Launched, error) {
+			return kernelclient.Launch(ctx, kernelclient.LaunchOptions{
+				KernelName: name,
+				Cwd:        filepath.Dir(abs),
+				// Plots must not try to open windows in a kernel nobody looks at.
+				Env: append(os.Environ(), "MPLBACKEND=Agg"),
+			})
+		}
+		k, err := launch(rep.KernelName)
+		if err != nil && opts.KernelName == "" && rep.KernelName != "python3" && ctx.Err() == nil && isPython(nb) {
+			// Notebooks carry the kernelspec name of the machine they were saved on
+			// ("conda-env-ml-py"); unless the user chose one, any Python 3 kernel will do.
+			if k2, err2 := launch("python3"); err2 == nil {
+				if opts.Progress != nil {
+					fmt.Fprintf(opts.Progress, "premortem: no kernelspec %q here (%v); using python3 (choose one with --kernel)\n", rep.KernelName, err)
+				}
+				rep.KernelName, k, err = "python3", k2, nil
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: start kernel %q: %v (choose another kernelspec with --kernel NAME, or check without a kernel with --static)", ErrEnvironment, rep.KernelName, err)
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = k.Shutdown(sctx)
+		}()
+		rep.Kernel = k.Info()
+		j.Kernel = k
+		if err := replay(ctx, k, nb, opts, rep); err != nil {
+			return nil, err
+		}
+	}
+
+	for n, idx := range targets {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if opts.Progress != nil && j.Kernel != nil {
+			fmt.Fprintf(opts.Progress, "premortem: judging cell %d [%d/%d]\n", idx+1, n+1, len(targets))
+		}
+		v, err := j.Cell(ctx, nb, nb.Cells[idx].ID)
+		if err != nil {
+			return nil, fmt.Errorf("judge cell %d (index %d): %w", idx+1, idx, err)
+		}
+		if rep.ReplayError != nil {
+			v.Notes = append(v.Notes, rep.ReplayError.Error()+"; the kernel state may be incomplete")
+			discountReplayGaps(ctx, j.Analyzer, nb, v, rep.ReplayError)
+		}
+		rep.Cells = append(rep.Cells, v)
+		if opts.Sequential && j.Kernel != nil && v.Verdict != VerdictCrash && rep.ReplayError == nil && n < len(targets)-1 {
+			if err := runTarget(ctx, j.Kernel, nb, idx, v, opts); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return rep, nil
+}
+
+// runTarget runs a target cell for real after judging it (sequential mode). A cell that
+// raises although nothing predicted it becomes a crash on the evidence of the real run.
+func runTarget(ctx context.Context, k kernelclient.Kernel, nb *notebook.Notebook, idx int, v *CellVerdict, opts CheckOptions) error {
+	timeout := opts.ReplayTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	if opts.Progress != nil {
+		fmt.Fprintf(opts.Progress, "premortem: running cell %d for the cells below it (--sequential)\n", idx+1)
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	res, err := k.Execute(cctx, nb.Cells[idx].Text)
+	cancel()
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		v.Notes = append(v.Notes, fmt.Sprintf("running the cell for the cells below failed: %v", err))
+	case res.Status == "ok":
+		// The notebook model now says the cell ran, as the kernel does: the static layer
+		// stops calling its definitions "not run" for the cells below.
+		nb.Cells[idx].ExecutionOrder = res.ExecutionCount
+	case res.Status == "error":
+		v.Verdict, v.Confidence = VerdictCrash, 1
+		v.Findings = append([]analysis.Finding{{
+			Cell: v.CellID, Source: analysis.SourceShadow, Severity: analysis.SeverityError, Code: shadowCode(res.Ename),
+			Exception: res.Ename, Message: fmt.Sprintf("%s: %s (raised when premortem ran the cell, --sequential)", res.Ename, oneLine(res.Evalue)),
+			Range: lineRange(strings.Split(nb.Cells[idx].Text, "\n"), 0), Confidence: 1,
+			Evidence: []string{"the cell raised when run for real in premortem's kernel; the line is not known"},
+		}}, v.Findings...)
+	}
+	return nil
+}
+
+func targetCells(nb *notebook.Notebook, want []int) ([]int, error) {
+	if want == nil {
+		var out []int
+		for i, c := range nb.Cells {
+			if c.Kind == notebook.Code && !c.Executed() {
+				out = append(out, i)
+			}
+		}
+		return out, nil
+	}
+	seen := map[int]bool{}
+	var out []int
+	for _, i := range want {
+		if seen[i] {
+			continue
+		}
+		seen[i] = true
+		out = append(out, i)
+		if i < 0 || i >= len(nb.Cells) {
+			return nil, fmt.Errorf("--cell %d: the notebook has %d cells (0-based indexes 0..%d)", i, len(nb.Cells), len(nb.Cells)-1)
+		}
+		if nb.Cells[i].Kind != notebook.Code {
+			return nil, fmt.Errorf("--cell %d: that cell is not a code cell", i)
+		}
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+// replay runs the executed cells in execution-count order, as the user ran them.
+func replay(ctx context.Context, k kernelclient.Kernel, nb *notebook.Notebook, opts CheckOptions, rep *Report) error {
+	timeout := opts.ReplayTimeout
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	hist := nb.History()
+	recorded := recordedErrors(rep.Notebook)
+	for n, c := range hist {
+		if opts.Progress != nil {
+			fmt.Fprintf(opts.Progress, "premortem: replaying cell %d (run %d) [%d/%d]\n", nb.Index(c.ID)+1, c.ExecutionOrder, n+1, len(hist))
+		}
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		res, err := k.Execute(cctx, c.Text)
+		timedOut := cctx.Err() == context.DeadlineExceeded
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			rep.ReplayError = &ReplayError{Index: nb.Index(c.ID), ExecutionCount: c.ExecutionOrder, Ename: "ReplayFailed", Evalue: err.Error()}
+			if timedOut {
+				// Execute interrupted the kernel; judging goes on against what ran before.
+				rep.ReplayError.Ename = "Timeout"
+				rep.ReplayError.Evalue = fmt.Sprintf("the cell ran longer than %s (--timeout) and was interrupted", timeout)
+			}
+			if opts.Progress != nil {
+				fmt.Fprintf(opts.Progress, "premortem: %s\n", rep.ReplayError)
+			}
+			return nil
+		}
+		rep.Replayed++
+		if res.Status == "error" && recorded[nb.Index(c.ID)] != "" && recorded[nb.Index(c.ID)] == res.Ename {
+			// It failed the same way when the user ran it, and they went on from there:
+			// so does the replay.
+			if opts.Progress != nil {
+				fmt.Fprintf(opts.Progress, "premortem: cell %d raised %s, as its saved output shows it did when you ran it; replay goes on\n", nb.Index(c.ID)+1, res.Ename)
+			}
+			continue
+		}
+		if res.Status == "error" {
+			rep.ReplayError = &ReplayError{Index: nb.Index(c.ID), ExecutionCount: c.ExecutionOrder, Ename: res.Ename, Evalue: res.Evalue}
+			if opts.Progress != nil {
+				fmt.Fprintf(opts.Progress, "premortem: %s\n", rep.ReplayError)
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// discountReplayGaps takes back NameErrors about names that cells the replay never reached
+// define: in the user's kernel those cells ran, so the crash is the replay's, not the
+// cell's. The finding stays, as information, and the verdict falls to unknown when nothing
+// else predicts a crash.
+func discountReplayGaps(ctx context.Context, a *analysis.Analyzer, nb *notebook.Notebook, v *CellVerdict, re *ReplayError) {
+	res, err := a.Analyze(ctx, nb, analysis.Options{})
+	if err != nil || res.Flow == nil {
+		return
+	}
+	cell := nb.Cell(v.CellID)
+	if cell == nil {
+		return
+	}
+	lines := strings.Split(cell.Text, "\n")
+	changed := false
+	for i := range v.Findings {
+		f := &v.Findings[i]
+		if f.Exception != "NameError" || !predictsCrash(*f) || f.Range.Start.Line != f.Range.End.Line || f.Range.Start.Line >= len(lines) {
+			continue
+		}
+		name := sliceUTF16(lines[f.Range.Start.Line], f.Range.Start.Character, f.Range.End.Character)
+		for _, d := range res.Flow.Definitions(name) {
+			if d.ExecutionOrder >= re.ExecutionCount {
+				f.Severity = analysis.SeverityInfo
+				f.Evidence = append(f.Evidence, fmt.Sprintf("%s is defined by cell %d (run %d), which the replay did not get to run", name, d.Index+1, d.ExecutionOrder))
+				changed = true
+				break
+			}
+		}
+	}
+	if !changed {
+		return
+	}
+	sortFindings(v.Findings)
+	for _, f := range v.Findings {
+		if predictsCrash(f) {
+			return
+		}
+	}
+	if v.Verdict == VerdictCrash {
+		v.Verdict, v.Confidence = VerdictUnknown, 0.5
+	}
+}
+
+// sliceUTF16 returns s between two UTF-16 columns.
+func sliceUTF16(s string, from, to int) string {
+	var b strings.Builder
+	col := 0
+	for _, r := range s {
+		if col >= from && col < to {
+			b.WriteRune(r)
+		}
+		col++
+		if r >= 0x10000 {
+			col++
+		}
+	}
+	return b.String()
+}
+
+// recordedErrors returns, by cell index, the exception name of the error output a cell
+// saved from the user's own run ("" for none). Unreadable files give an empty map: the
+// replay then stops at any error, as it would without this knowledge.
+func recordedErrors(path string) map[int]string {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var doc struct {
+		Cells []struct {
+			Outputs []struct {
+				OutputType string `json:"output_type"`
+				Ename      string `json:"ename"`
+			} `json:"outputs"`
+		} `json:"cells"`
+	}
+	if json.Unmarshal(raw, &doc) != nil {
+		return nil
+	}
+	out := map[int]string{}
+	for i, c := range doc.Cells {
+		for _, o := range c.Outputs {
+			if o.OutputType == "error" && o.Ename != "" {
+				out[i] = o.Ename
+			}
+		}
+	}
+	return out
+}
+
+// isPython reports whether the notebook's language is Python (or unknown, which for .ipynb
+// almost always means Python).
+func isPython(nb *notebook.Notebook) bool {
+	l := strings.ToLower(nb.Language())
+	return l == "" || l == "python"
+}

@@ -1,0 +1,51 @@
+package judge
+
+import "time"
+
+// Shadow modes (setting premortem.shadow.mode, flag --no-shadow).
+const (
+	// ShadowOff never forks the kernel.
+	ShadowOff = "off"
+	// ShadowSafe runs the cell in a forked kernel only when the static screen finds no side
+	// effect (file writes, network, subprocesses, CUDA); the child's guards refuse the rest.
+	ShadowSafe = "safe"
+	// ShadowAlways runs every cell; the child's guards still refuse side effects.
+	ShadowAlways = "always"
+)
+
+// Options choose the layers and their budgets.
+type Options struct {
+	// Rules enables the runtime rules (needs a kernel).
+	Rules bool
+	// Shadow is the shadow mode: ShadowOff, ShadowSafe or ShadowAlways.
+	Shadow string
+	// ShadowTimeout kills a shadow child after this long (default 3 s).
+	ShadowTimeout time.Duration
+	// Trace records the per-line state in shadow runs.
+	Trace bool
+	// InspectBudget is the time the inspector may spend in the kernel (default 50 ms).
+	InspectBudget time.Duration
+	// ShadowLongRuns lets safe mode shadow-run cells that may run long (training loops):
+	// right for a batch check, where nobody waits at the keyboard and the shadow timeout
+	// still bounds the run; an editor keeps it off to spare the CPU while the user types.
+	ShadowLongRuns bool
+}
+
+// DefaultOptions are the layers a user gets without configuration: everything local.
+func DefaultOptions() Options {
+	return Options{Rules: true, Shadow: ShadowSafe, ShadowTimeout: 3 * time.Second, Trace: true, InspectBudget: 50 * time.Millisecond}
+}
+
+func (o Options) shadowTimeout() time.Duration {
+	if o.ShadowTimeout <= 0 {
+		return 3 * time.Second
+	}
+	return o.ShadowTimeout
+}
+
+func (o Options) inspectBudget() time.Duration {
+	if o.InspectBudget <= 0 {
+		return 50 * time.Millisecond
+	}
+	return o.InspectBudget
+}

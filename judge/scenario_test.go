@@ -1,0 +1,265 @@
+package judge_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/judge"
+)
+
+// Scenario files (testdata/scenarios/check/*.txtar) describe a small notebook and what
+// `premortem check` must say about its target cell, with a real kernel:
+//
+//	-- ran.py --      a cell that ran (execution counts follow file order; repeatable)
+//	-- target.py --   the cell judged (no execution count)
+//	-- unrun.py --    a cell that has not run and is not judged (repeatable)
+//	-- other files -- written beside the notebook (data the cells read)
+//
+// The archive comment holds "key: value" expectations about the target's verdict and its
+// first finding: verdict, source, code, exception, line (1-based), mark (the text the
+// finding's range covers), fix (the preferred fix's title), fix-text (its first edit's new
+// text), note (a substring of some note), absent (a file that must not exist afterwards).
+// "modes: shadow no-shadow" lists the layer settings to run (default: shadow); a key
+// prefixed with a mode ("no-shadow.source: rules") applies to that mode only.
+func TestScenarios(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "scenarios", "check", "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatal("no scenario in testdata/scenarios/check")
+	}
+	requireKernel(t)
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			sc := loadScenario(t, file)
+			for _, mode := range sc.modes {
+				t.Run(mode, func(t *testing.T) { sc.run(t, mode) })
+			}
+		})
+	}
+}
+
+type scenario struct {
+	archive *txtar.Archive
+	modes   []string
+	want    map[string]string
+}
+
+func loadScenario(t *testing.T, path string) *scenario {
+	t.Helper()
+	a, err := txtar.ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := &scenario{archive: a, modes: []string{"shadow"}, want: map[string]string{}}
+	for _, line := range strings.Split(string(a.Comment), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok || strings.HasPrefix(line, "#") || strings.ContainsAny(k, " \t") {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		if k == "modes" {
+			sc.modes = strings.Fields(v)
+			continue
+		}
+		sc.want[k] = v
+	}
+	if sc.want["verdict"] == "" {
+		t.Fatalf("%s: no 'verdict:' expectation", path)
+	}
+	return sc
+}
+
+// expect returns the expectation for key in mode ("" when none).
+func (sc *scenario) expect(mode, key string) string {
+	if v, ok := sc.want[mode+"."+key]; ok {
+		return v
+	}
+	return sc.want[key]
+}
+
+// writeNotebook writes the scenario's notebook and data files into dir; it returns the
+// notebook path and the target's cell index.
+func (sc *scenario) writeNotebook(t *testing.T, dir string) (string, int) {
+	t.Helper()
+	type cell struct {
+		CellType       string         `json:"cell_type"`
+		ExecutionCount *int           `json:"execution_count"`
+		Metadata       map[string]any `json:"metadata"`
+		Outputs        []any          `json:"outputs"`
+		Source         string         `json:"source"`
+	}
+	var cells []cell
+	target, count := -1, 0
+	for _, f := range sc.archive.Files {
+		text := strings.TrimSuffix(string(f.Data), "\n")
+		switch f.Name {
+		case "ran.py":
+			count++
+			n := count
+			cells = append(cells, cell{CellType: "code", ExecutionCount: &n, Metadata: map[string]any{}, Outputs: []any{}, Source: text})
+		case "target.py", "unrun.py":
+			if f.Name == "target.py" {
+				target = len(cells)
+			}
+			cells = append(cells, cell{CellType: "code", Metadata: map[string]any{}, Outputs: []any{}, Source: text})
+		default:
+			if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if target < 0 {
+		t.Fatal("scenario has no target.py")
+	}
+	nb := map[string]any{
+		"cells":    cells,
+		"metadata": map[string]any{"kernelspec": map[string]any{"name": "python3", "display_name": "Python 3", "language": "python"}},
+		"nbformat": 4, "nbformat_minor": 5,
+	}
+	b, err := json.MarshalIndent(nb, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "scenario.ipynb")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, target
+}
+
+func (sc *scenario) run(t *testing.T, mode string) {
+	dir := t.TempDir()
+	path, target := sc.writeNotebook(t, dir)
+	opts := judge.DefaultOptions()
+	opts.ShadowLongRuns = true
+	switch mode {
+	case "shadow":
+	case "always":
+		opts.Shadow = judge.ShadowAlways
+	case "no-shadow":
+		opts.Shadow = judge.ShadowOff
+	case "static":
+	default:
+		t.Fatalf("unknown mode %q", mode)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rep, err := judge.CheckNotebook(ctx, path, judge.CheckOptions{Options: opts, Targets: []int{target}, NoKernel: mode == "static"})
+	if err != nil {
+		t.Fatalf("CheckNotebook: %v", err)
+	}
+	if len(rep.Cells) != 1 {
+		t.Fatalf("got %d verdicts, want 1", len(rep.Cells))
+	}
+	v := rep.Cells[0]
+	text := rep.Source.Cells[target].Text
+	dump := func() string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "verdict %s %.2f", v.Verdict, v.Confidence)
+		if rep.ReplayError != nil {
+			fmt.Fprintf(&b, "; %s", rep.ReplayError)
+		}
+		for _, f := range v.Findings {
+			fmt.Fprintf(&b, "\n  %s %s %s %s %d:%d-%d:%d %q %s", f.Source, f.Severity, f.Code, f.Exception,
+				f.Range.Start.Line+1, f.Range.Start.Character+1, f.Range.End.Line+1, f.Range.End.Character+1, mark(text, f.Range), f.Message)
+			for _, fx := range f.Fixes {
+				fmt.Fprintf(&b, "\n    fix %q", fx.Title)
+			}
+		}
+		for _, n := range v.Notes {
+			fmt.Fprintf(&b, "\n  note: %s", n)
+		}
+		return b.String()
+	}
+	if want := sc.expect(mode, "verdict"); v.Verdict != want {
+		t.Fatalf("verdict %s, want %s\n%s", v.Verdict, want, dump())
+	}
+	if v.Verdict != judge.VerdictCrash {
+		for _, f := range v.Findings {
+			if f.Severity == analysis.SeverityError {
+				t.Errorf("verdict %s with an error finding\n%s", v.Verdict, dump())
+			}
+		}
+	}
+	if n := sc.expect(mode, "note"); n != "" && !strings.Contains(strings.Join(v.Notes, "\n"), n) {
+		t.Errorf("no note contains %q\n%s", n, dump())
+	}
+	if p := sc.expect(mode, "absent"); p != "" {
+		if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
+			t.Errorf("%s exists: premortem let a cell write it", p)
+		}
+	}
+	keys := []string{"source", "code", "exception", "line", "mark", "fix", "fix-text"}
+	any := false
+	for _, k := range keys {
+		if sc.expect(mode, k) != "" {
+			any = true
+		}
+	}
+	if !any {
+		return
+	}
+	if len(v.Findings) == 0 {
+		t.Fatalf("no finding\n%s", dump())
+	}
+	f := v.Findings[0]
+	got := map[string]string{
+		"source": string(f.Source), "code": f.Code, "exception": f.Exception,
+		"line": fmt.Sprint(f.Range.Start.Line + 1), "mark": mark(text, f.Range),
+	}
+	if len(f.Fixes) > 0 {
+		fx := f.Fixes[0]
+		for _, c := range f.Fixes {
+			if c.Preferred {
+				fx = c
+				break
+			}
+		}
+		got["fix"] = fx.Title
+		if len(fx.Edits) > 0 {
+			got["fix-text"] = fx.Edits[0].NewText
+		}
+	}
+	for _, k := range keys {
+		if want := sc.expect(mode, k); want != "" && got[k] != want {
+			t.Errorf("first finding's %s = %q, want %q\n%s", k, got[k], want, dump())
+		}
+	}
+}
+
+// mark returns the cell text a range covers (single-line ranges; UTF-16 columns).
+func mark(text string, r analysis.Range) string {
+	lines := strings.Split(text, "\n")
+	if r.Start.Line < 0 || r.Start.Line >= len(lines) {
+		return ""
+	}
+	end := r.End.Character
+	if r.End.Line != r.Start.Line {
+		end = 1 << 30
+	}
+	var b strings.Builder
+	col := 0
+	for _, ch := range lines[r.Start.Line] {
+		if col >= r.Start.Character && col < end {
+			b.WriteRune(ch)
+		}
+		col++
+		if ch >= 0x10000 {
+			col++
+		}
+	}
+	return b.String()
+}

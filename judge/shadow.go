@@ -1,0 +1,323 @@
+package judge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/kernelclient"
+)
+
+// screen says why a cell must not be shadow-run in the given mode ("" when it may be).
+// CUDA never survives fork, so it is refused in every mode; in safe mode any side effect
+// the static layer sees keeps the cell out of the child altogether (the child's guards are
+// the second line of defence, for "always").
+func screen(cf *analysis.CellFacts, code, mode string, longRunOK bool) string {
+	if cf == nil {
+		return ""
+	}
+	for _, e := range cf.SideEffects {
+		if e.Kind == analysis.EffectGPU && !conditionalDevice(code, e.Range) {
+			return fmt.Sprintf("shadow run skipped: the cell uses CUDA (%s, line %d), which does not survive fork", e.Call, e.Range.Start.Line+1)
+		}
+	}
+	if mode != ShadowSafe {
+		return ""
+	}
+	for _, e := range cf.SideEffects {
+		switch e.Kind {
+		case analysis.EffectFileWrite, analysis.EffectFileDelete, analysis.EffectFileMove, analysis.EffectOSMutation,
+			analysis.EffectNetwork, analysis.EffectSubprocess:
+			return fmt.Sprintf("shadow run skipped in safe mode: the cell has a side effect (%s: %s, line %d)", e.Kind, e.Call, e.Range.Start.Line+1)
+		case analysis.EffectLongRun:
+			if longRunOK {
+				continue
+			}
+			return fmt.Sprintf("shadow run skipped in safe mode: the cell may run long (%s, line %d)", e.Call, e.Range.Start.Line+1)
+		}
+	}
+	return ""
+}
+
+// conditionalDevice reports whether a CUDA marker is the usual device choice,
+// torch.device("cuda" if torch.cuda.is_available() else "cpu"): it picks CUDA only where
+// CUDA exists, and the inspector itself refuses to fork a kernel that has initialised CUDA.
+func conditionalDevice(code string, r analysis.Range) bool {
+	lines := strings.Split(code, "\n")
+	if r.Start.Line < 0 || r.End.Line >= len(lines) {
+		return false
+	}
+	src := strings.Join(lines[r.Start.Line:r.End.Line+1], "\n")
+	return strings.Contains(src, "is_available()") && strings.Contains(src, " else ")
+}
+
+// ShadowRun runs code in a forked copy of the kernel and waits for the outcome, polling
+// with short silent requests so the kernel stays free for the user meanwhile. Cancelling
+// ctx kills the child.
+func (j *Judge) ShadowRun(ctx context.Context, code string, cf *analysis.CellFacts) (*facts.ShadowResult, error) {
+	if j.Kernel == nil || j.Options.Shadow == ShadowOff || j.Options.Shadow == "" {
+		return nil, nil
+	}
+	if why := screen(cf, code, j.Options.Shadow, j.Options.ShadowLongRuns); why != "" {
+		return &facts.ShadowResult{Status: facts.ShadowSkipped, Reason: why}, nil
+	}
+	timeout := j.Options.shadowTimeout()
+	r, err := j.Kernel.Shadow(ctx, code, kernelclient.ShadowOptions{Timeout: timeout, Trace: j.Options.Trace})
+	if err != nil {
+		return nil, fmt.Errorf("start shadow run: %w", err)
+	}
+	if r.Status != facts.ShadowRunning {
+		return r, nil
+	}
+	token := r.Token
+	// The child kills itself at the timeout; allow collection a little longer than that.
+	deadline := time.Now().Add(timeout + 2*time.Second)
+	wait := 10 * time.Millisecond
+	for {
+		select {
+		case <-ctx.Done():
+			cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = j.Kernel.ShadowCancel(cctx, token)
+			cancel()
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		if wait < 80*time.Millisecond {
+			wait += wait / 2
+		}
+		pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		res, err := j.Kernel.ShadowResult(pctx, token)
+		cancel()
+		switch {
+		case err == nil && res.Status != facts.ShadowRunning:
+			return res, nil
+		case err != nil && !errors.Is(err, kernelclient.ErrBusy) && !errors.Is(err, context.DeadlineExceeded):
+			return nil, fmt.Errorf("collect shadow run: %w", err)
+		}
+		if time.Now().After(deadline) {
+			cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			_ = j.Kernel.ShadowCancel(cctx, token)
+			cancel()
+			return &facts.ShadowResult{Token: token, Status: facts.ShadowTimeout, Reason: "shadow run did not report in time"}, nil
+		}
+	}
+}
+
+// ShadowFindings turns a shadow run's outcome into findings on the cell and notes for the
+// user. Only a real exception is a finding; refusals, timeouts and skips are notes (the
+// outcome is unknown, never a false crash).
+func ShadowFindings(cellID, text string, cf *analysis.CellFacts, r *facts.ShadowResult) ([]analysis.Finding, []string) {
+	if r == nil {
+		return nil, nil
+	}
+	switch r.Status {
+	case facts.ShadowError:
+		line := r.Line
+		lines := strings.Split(text, "\n")
+		// A crash inside a function the cell defines is the statement's that called it:
+		// mark the cell's top-level line, and say where inside it raised.
+		inside := ""
+		if top, in, ok := cellFrames(r.Frames); ok && top.Line != in.Line && top.Line >= 1 && top.Line <= len(lines) {
+			inside = fmt.Sprintf("raised inside %s at line %d of this cell", in.Func, in.Line)
+			if t := strings.TrimSpace(in.Text); t != "" {
+				inside += ": " + t
+			}
+			line = top.Line
+		}
+		if line < 1 || line > len(lines) {
+			line = 1
+		}
+		f := analysis.Finding{
+			Cell:       cellID,
+			Source:     analysis.SourceShadow,
+			Severity:   analysis.SeverityError,
+			Code:       shadowCode(r.Exception),
+			Exception:  r.Exception,
+			Message:    fmt.Sprintf("%s: %s (raised at line %d when run in a copy of the kernel)", r.Exception, oneLine(r.Message), line),
+			Range:      narrow(lines, line-1, cf, r),
+			Confidence: 1,
+		}
+		f.Evidence = append(f.Evidence, fmt.Sprintf("shadow run: %s at line %d after %.0f ms; your kernel was not touched", r.Exception, line, r.ElapsedMS))
+		if inside != "" {
+			f.Evidence = append(f.Evidence, inside)
+		}
+		if fe := frameEvidence(r.Frames); fe != "" {
+			f.Evidence = append(f.Evidence, fe)
+		}
+		return []analysis.Finding{f}, nil
+	case facts.ShadowRefused:
+		return nil, []string{fmt.Sprintf("shadow run stopped before a side effect (%s): outcome unknown", firstNonEmpty(r.Refused, r.Reason))}
+	case facts.ShadowTimeout:
+		return nil, []string{fmt.Sprintf("shadow run timed out: %s", firstNonEmpty(r.Reason, "the cell ran longer than the shadow time limit"))}
+	case facts.ShadowDied:
+		return nil, []string{fmt.Sprintf("shadow run died: %s", firstNonEmpty(r.Reason, "the child process ended without a report"))}
+	case facts.ShadowSkipped:
+		return nil, []string{firstNonEmpty(r.Reason, "shadow run skipped")}
+	}
+	return nil, nil
+}
+
+// cellFrames returns the outermost and innermost traceback frames that belong to the cell.
+func cellFrames(frames []facts.Frame) (top, in facts.Frame, ok bool) {
+	for _, fr := range frames {
+		if !fr.InCell {
+			continue
+		}
+		if !ok {
+			top, ok = fr, true
+		}
+		in = fr
+	}
+	return top, in, ok
+}
+
+// frameEvidence condenses the library frames below the cell to the call the cell made and
+// the place that raised: the user needs where it came from, not pandas' internals.
+func frameEvidence(frames []facts.Frame) string {
+	var lib []facts.Frame
+	for _, fr := range frames {
+		if !fr.InCell && !plumbing[fr.Func] {
+			lib = append(lib, fr)
+		}
+	}
+	switch len(lib) {
+	case 0:
+		return ""
+	case 1:
+		return fmt.Sprintf("raised in %s (%s:%d)", lib[0].Func, shortPath(lib[0].File), lib[0].Line)
+	}
+	first, last := lib[0], lib[len(lib)-1]
+	return fmt.Sprintf("raised in %s (%s:%d), called through %s (%s:%d)", last.Func, shortPath(last.File), last.Line,
+		first.Func, shortPath(first.File), first.Line)
+}
+
+// plumbing are the frames of decorators and dispatch that say nothing about the call.
+var plumbing = map[string]bool{"wrapper": true, "inner": true, "wrapped": true, "_wrapper": true, "decorator": true,
+	"_call_impl": true, "__call__": true, "_wrapped_call_impl": true, "<lambda>": true, "wrapped_func": true}
+
+// shortPath drops the interpreter's install prefix: "pandas/core/frame.py".
+func shortPath(p string) string {
+	for _, marker := range []string{"site-packages/", "dist-packages/"} {
+		if i := strings.LastIndex(p, marker); i >= 0 {
+			return p[i+len(marker):]
+		}
+	}
+	if i := strings.Index(p, "/lib/python3"); i >= 0 {
+		if j := strings.IndexByte(p[i+len("/lib/python3"):], '/'); j >= 0 {
+			return p[i+len("/lib/python3")+j+1:]
+		}
+	}
+	return p
+}
+
+// shadowCode is the finding code of a real exception: the codes the static layer and the
+// rules use where they mean the same crash, the exception's name in kebab case otherwise.
+func shadowCode(exception string) string {
+	switch exception {
+	case "NameError":
+		return analysis.CodeUndefinedName
+	case "NotFittedError", "sklearn.exceptions.NotFittedError":
+		return "not-fitted"
+	}
+	return kebab(exception)
+}
+
+var (
+	quotedRE   = regexp.MustCompile(`^['"](.*)['"]$`)
+	nameErrRE  = regexp.MustCompile(`name '([^']+)' is not defined`)
+	attrErrRE  = regexp.MustCompile(`has no attribute '([^']+)'`)
+	keyInMsgRE = regexp.MustCompile(`\[?['"]([^'"]+)['"]`)
+)
+
+// narrow finds the expression on the crash line that the exception is about (the missing
+// key, the undefined name, the missing attribute); the whole line otherwise.
+func narrow(lines []string, l int, cf *analysis.CellFacts, r *facts.ShadowResult) analysis.Range {
+	whole := lineRange(lines, l)
+	if cf == nil {
+		return whole
+	}
+	onLine := func(rg analysis.Range) bool { return rg.Start.Line == l }
+	switch r.Exception {
+	case "KeyError":
+		key := strings.TrimSpace(r.Message)
+		if m := quotedRE.FindStringSubmatch(key); m != nil {
+			key = m[1]
+		} else if m := keyInMsgRE.FindStringSubmatch(key); m != nil {
+			key = m[1]
+		}
+		for _, s := range cf.Subscripts {
+			for i, k := range s.Keys {
+				if ks, ok := k.(string); ok && ks == key && i < len(s.KeyRanges) && onLine(s.KeyRanges[i]) {
+					return s.KeyRanges[i]
+				}
+			}
+		}
+	case "NameError", "UnboundLocalError":
+		if m := nameErrRE.FindStringSubmatch(r.Message); m != nil {
+			for _, u := range cf.Uses {
+				if u.Name == m[1] && onLine(u.Range) {
+					return u.Range
+				}
+			}
+		}
+	case "AttributeError":
+		if m := attrErrRE.FindStringSubmatch(r.Message); m != nil {
+			for _, a := range cf.Attrs {
+				for i, p := range a.Parts {
+					if p == m[1] && i < len(a.PartRanges) && onLine(a.PartRanges[i]) {
+						return a.PartRanges[i]
+					}
+				}
+			}
+		}
+	}
+	return whole
+}
+
+// lineRange spans line l from its first non-blank character to its end, in UTF-16 units.
+func lineRange(lines []string, l int) analysis.Range {
+	if l < 0 || l >= len(lines) {
+		return analysis.Range{}
+	}
+	text := strings.TrimRight(lines[l], "\r")
+	trimmed := strings.TrimLeft(text, " \t")
+	start := utf16Len(text[:len(text)-len(trimmed)])
+	return analysis.Range{Start: analysis.Position{Line: l, Character: start}, End: analysis.Position{Line: l, Character: utf16Len(text)}}
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		if r >= 0x10000 {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}

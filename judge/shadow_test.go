@@ -1,0 +1,126 @@
+package judge
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/facts"
+)
+
+func TestShadowFindingsNarrow(t *testing.T) {
+	tests := []struct {
+		name, code string
+		r          facts.ShadowResult
+		wantCode   string
+		want       analysis.Range // 0-based
+	}{
+		{"missing key", "x = 1\nm = df[\"age\"].mean()\n",
+			facts.ShadowResult{Status: facts.ShadowError, Exception: "KeyError", Message: "'age'", Line: 2},
+			"key-error", rng(1, 7, 12)},
+		{"undefined name", "print(summary.head())",
+			facts.ShadowResult{Status: facts.ShadowError, Exception: "NameError", Message: "name 'summary' is not defined", Line: 1},
+			"undefined-name", rng(0, 6, 13)},
+		{"missing attribute", "a = 1\nb = df.Agee + a",
+			facts.ShadowResult{Status: facts.ShadowError, Exception: "AttributeError", Message: "'DataFrame' object has no attribute 'Agee'", Line: 2},
+			"attribute-error", rng(1, 7, 11)},
+		{"other exceptions mark the line without its indentation", "for i in range(3):\n    y = model.predict(X)",
+			facts.ShadowResult{Status: facts.ShadowError, Exception: "NotFittedError", Message: "not fitted", Line: 2},
+			"not-fitted", rng(1, 4, 24)},
+		{"line out of the cell falls back to line 1", "y = f(x)",
+			facts.ShadowResult{Status: facts.ShadowError, Exception: "ValueError", Message: "bad", Line: 9},
+			"value-error", rng(0, 0, 8)},
+		{"crash inside a function the cell defines marks the calling statement", "def f(d):\n    return d[\"k\"]\n\ny = f({})",
+			facts.ShadowResult{Status: facts.ShadowError, Exception: "KeyError", Message: "'k'", Line: 2, Frames: []facts.Frame{
+				{File: "<premortem-cell>", Line: 4, Func: "<cell>", InCell: true, Text: "y = f({})"},
+				{File: "<premortem-cell>", Line: 2, Func: "f", InCell: true, Text: "return d[\"k\"]"}}},
+			"key-error", rng(3, 0, 9)},
+		{"UTF-16 columns", "s = \"😀\"; d[\"k\"]",
+			facts.ShadowResult{Status: facts.ShadowError, Exception: "KeyError", Message: "'k'", Line: 1},
+			"key-error", rng(0, 12, 15)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cf := analysis.ParseCell(tt.code)
+			fs, notes := ShadowFindings("c", tt.code, cf, &tt.r)
+			if len(fs) != 1 || len(notes) != 0 {
+				t.Fatalf("got %d findings %q notes, want 1 finding", len(fs), notes)
+			}
+			f := fs[0]
+			if f.Range != tt.want || f.Code != tt.wantCode || f.Source != analysis.SourceShadow || f.Severity != analysis.SeverityError || f.Exception != tt.r.Exception {
+				t.Errorf("got %s %s %s %+v, want %s %+v", f.Source, f.Code, f.Exception, f.Range, tt.wantCode, tt.want)
+			}
+			if !strings.Contains(f.Message, tt.r.Exception) || len(f.Evidence) == 0 {
+				t.Errorf("message %q / evidence %q", f.Message, f.Evidence)
+			}
+			if len(tt.r.Frames) > 1 && !strings.Contains(strings.Join(f.Evidence, "\n"), "raised inside f at line 2 of this cell: return d[\"k\"]") {
+				t.Errorf("evidence %q does not say where inside the function it raised", f.Evidence)
+			}
+		})
+	}
+}
+
+func TestShadowFindingsOutcomes(t *testing.T) {
+	tests := []struct {
+		r        *facts.ShadowResult
+		wantNote string
+	}{
+		{nil, ""},
+		{&facts.ShadowResult{Status: facts.ShadowOK}, ""},
+		{&facts.ShadowResult{Status: facts.ShadowRefused, Refused: "open('out.csv', 'w')"}, "open('out.csv', 'w')"},
+		{&facts.ShadowResult{Status: facts.ShadowTimeout}, "timed out"},
+		{&facts.ShadowResult{Status: facts.ShadowDied, Reason: "killed by signal 9"}, "signal 9"},
+		{&facts.ShadowResult{Status: facts.ShadowSkipped, Reason: "the kernel uses CUDA"}, "CUDA"},
+	}
+	for _, tt := range tests {
+		fs, notes := ShadowFindings("c", "x = 1", analysis.ParseCell("x = 1"), tt.r)
+		if len(fs) != 0 {
+			t.Errorf("%+v: got findings %+v, want none (only a real exception is a finding)", tt.r, fs)
+		}
+		if got := strings.Join(notes, "\n"); (tt.wantNote == "") != (got == "") || !strings.Contains(got, tt.wantNote) {
+			t.Errorf("%+v: notes %q, want one containing %q", tt.r, notes, tt.wantNote)
+		}
+	}
+}
+
+func TestFrameEvidence(t *testing.T) {
+	frames := []facts.Frame{
+		{File: "<cell>", Line: 1, Func: "<module>", InCell: true},
+		{File: "/usr/lib/python3/dist-packages/pandas/core/frame.py", Line: 3807, Func: "__getitem__"},
+		{File: "/usr/lib/python3/dist-packages/pandas/core/indexes/base.py", Line: 3804, Func: "get_loc"},
+	}
+	want := "raised in get_loc (pandas/core/indexes/base.py:3804), called through __getitem__ (pandas/core/frame.py:3807)"
+	if got := frameEvidence(frames); got != want {
+		t.Errorf("frameEvidence = %q, want %q", got, want)
+	}
+	if got := frameEvidence(frames[:1]); got != "" {
+		t.Errorf("in-cell frames only: %q, want empty", got)
+	}
+	if got := shortPath("/home/u/.venv/lib/python3.11/site-packages/torch/nn/modules/linear.py"); got != "torch/nn/modules/linear.py" {
+		t.Errorf("shortPath = %q", got)
+	}
+}
+
+func TestScreen(t *testing.T) {
+	tests := []struct {
+		code, mode string
+		longRunOK  bool
+		want       string // substring of the reason; "" = may shadow
+	}{
+		{"for e in range(epochs):\n    model.fit(X, y, epochs=5)", ShadowSafe, false, "run long"},
+		{"for e in range(epochs):\n    model.fit(X, y, epochs=5)", ShadowSafe, true, ""},
+		{"y = df['a'].mean()", ShadowSafe, false, ""},
+		{"df.to_csv('out.csv')", ShadowSafe, false, "side effect"},
+		{"df.to_csv('out.csv')", ShadowAlways, false, ""},
+		{"x = x.cuda()", ShadowAlways, false, "CUDA"},
+		{"x = x.cuda()", ShadowSafe, false, "CUDA"},
+		{"device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')", ShadowSafe, false, ""},
+		{"import os\nos.system('ls')", ShadowSafe, false, "side effect"},
+	}
+	for _, tt := range tests {
+		got := screen(analysis.ParseCell(tt.code), tt.code, tt.mode, tt.longRunOK)
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("screen(%q, %s) = %q, want %q", tt.code, tt.mode, got, tt.want)
+		}
+	}
+}
