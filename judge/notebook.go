@@ -65,6 +65,7 @@ type ReplayError struct {
 	Ename, Evalue  string
 }
 
+// Error says which cell stopped the replay and how.
 func (e *ReplayError) Error() string {
 	return fmt.Sprintf("replay stopped at cell %d (run %d): %s: %s", e.Index+1, e.ExecutionCount, e.Ename, oneLine(e.Evalue))
 }

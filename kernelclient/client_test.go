@@ -258,6 +258,9 @@ func TestInspectorErrorSurfaces(t *testing.T) {
 	if !errors.As(err, &ie) || ie.Ename != "RuntimeError" || !errors.Is(err, ErrInspector) {
 		t.Fatalf("got %v", err)
 	}
+	if n := strings.Count(err.Error(), "inspect:"); n != 1 {
+		t.Errorf("%q names the call %d times, want once", err, n)
+	}
 }
 
 func TestInspectInjectsOnce(t *testing.T) {

@@ -43,6 +43,7 @@ const (
 	ReasonStale      = "stale"
 )
 
+// Error names the file and why it could not be used, so the user knows which file to fix or delete.
 func (e *ConnectionFileError) Error() string {
 	msg := fmt.Sprintf("connection file %s: %s", e.Path, e.Reason)
 	if e.Err != nil {
@@ -51,6 +52,7 @@ func (e *ConnectionFileError) Error() string {
 	return msg
 }
 
+// Unwrap exposes the cause (for example ErrStale or an *os.PathError) to errors.Is/As.
 func (e *ConnectionFileError) Unwrap() error { return e.Err }
 
 // ErrStale marks a connection file whose kernel is gone (nothing answers on its ports).

@@ -138,8 +138,8 @@ func TestFindKernelSpecs(t *testing.T) {
 	if mine == nil || mine.InterruptMode != "message" || mine.Dir != spec {
 		t.Fatalf("specs %+v", specs)
 	}
-	if _, err := findKernelSpec("nope"); !errors.Is(err, ErrNoKernelSpec) {
-		t.Errorf("missing spec: %v", err)
+	if _, err := findKernelSpec("nope"); !errors.Is(err, ErrNoKernelSpec) || !strings.Contains(err.Error(), "jupyter kernelspec list") {
+		t.Errorf("missing spec: %v (want ErrNoKernelSpec, saying how to list the installed ones)", err)
 	}
 }
 

@@ -45,10 +45,12 @@ type InspectorError struct {
 	Evalue string
 }
 
+// Error carries the Python exception name and value so the cause shows in logs as-is.
 func (e *InspectorError) Error() string {
 	return fmt.Sprintf("%s: %v: %s: %s", e.Call, ErrInspector, e.Ename, e.Evalue)
 }
 
+// Unwrap lets callers test errors.Is(err, ErrInspector) without knowing the call.
 func (e *InspectorError) Unwrap() error { return ErrInspector }
 
 // pyStr renders a Go string as a Python str literal. JSON string syntax is valid Python
@@ -112,7 +114,7 @@ func (c *Client) callInspectorCount(ctx context.Context, name, call string) (str
 		}
 	}
 	if r.Status != "ok" {
-		return "", count, fmt.Errorf("%s: %w", name, &InspectorError{Call: name, Ename: r.Ename, Evalue: r.Evalue})
+		return "", count, &InspectorError{Call: name, Ename: r.Ename, Evalue: r.Evalue} // names the call itself
 	}
 	text, ok := r.Data["text/plain"]
 	if !ok {
@@ -215,7 +217,7 @@ func (c *Client) WhoAmI(ctx context.Context) (*WhoAmI, error) {
 	}
 	r := res["w"]
 	if r.Status != "ok" {
-		return nil, fmt.Errorf("whoami: %w", &InspectorError{Call: "whoami", Ename: r.Ename, Evalue: r.Evalue})
+		return nil, &InspectorError{Call: "whoami", Ename: r.Ename, Evalue: r.Evalue}
 	}
 	var w WhoAmI
 	if err := json.Unmarshal([]byte(r.Data["text/plain"]), &w); err != nil {

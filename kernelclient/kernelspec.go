@@ -150,7 +150,7 @@ func findKernelSpec(name string) (KernelSpec, error) {
 			Language:    "python",
 		}, nil
 	}
-	return KernelSpec{}, fmt.Errorf("%w %q (looked in %s)", ErrNoKernelSpec, name, strings.Join(JupyterDataDirs(), ", "))
+	return KernelSpec{}, fmt.Errorf("%w %q (looked in %s): pick one that `jupyter kernelspec list` shows, or install it", ErrNoKernelSpec, name, strings.Join(JupyterDataDirs(), ", "))
 }
 
 // hasIPyKernel probes an interpreter for ipykernel.

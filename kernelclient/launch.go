@@ -134,7 +134,7 @@ func Launch(ctx context.Context, opts LaunchOptions) (*Launched, error) {
 		case <-ctx.Done():
 			l.kill()
 			l.cleanup()
-			return nil, fmt.Errorf("launch kernel %s: no answer before the deadline: %v; stderr: %s", spec.Name, lastErr, l.stderr.String())
+			return nil, fmt.Errorf("launch kernel %s: no answer before the deadline (a slow machine may need a longer startup timeout; the kernel's stderr below may say more): %v; stderr: %s", spec.Name, lastErr, l.stderr.String())
 		case <-time.After(backoff):
 		}
 	}

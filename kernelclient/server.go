@@ -182,6 +182,7 @@ type wsTransport struct {
 	closed   atomic.Bool
 	writeMu  sync.Mutex
 	life     context.Context
+	readDone chan struct{} // closed when the reader goroutine has returned
 }
 
 // wsMessage is the JSON form of a message on the channels WebSocket.
@@ -220,13 +221,14 @@ func dialWS(ctx context.Context, api *serverAPI, kernelID, sessionID string, s s
 	}
 	conn.SetReadLimit(256 << 20)
 	life, cancel := context.WithCancel(context.Background())
-	t := &wsTransport{api: api, kernelID: kernelID, conn: conn, sink: s, cancel: cancel, life: life}
+	t := &wsTransport{api: api, kernelID: kernelID, conn: conn, sink: s, cancel: cancel, life: life, readDone: make(chan struct{})}
 	go t.read()
 	return t, nil
 }
 
 // read is the WebSocket's reader goroutine.
 func (t *wsTransport) read() {
+	defer close(t.readDone)
 	for {
 		typ, data, err := t.conn.Read(t.life)
 		if err != nil {
@@ -243,7 +245,11 @@ func (t *wsTransport) read() {
 			continue
 		}
 		m := &Message{Header: wm.Header, Metadata: wm.Metadata, Content: wm.Content}
-		_ = decodeParent(wm.Parent, &m.Parent)
+		if err := decodeParent(wm.Parent, &m.Parent); err != nil {
+			// Without its parent a message cannot be routed: as another client's it would
+			// misreport our own request. Drop it, as the ZeroMQ side drops malformed ones.
+			continue
+		}
 		if len(m.Content) == 0 {
 			m.Content = json.RawMessage("{}")
 		}
@@ -296,5 +302,7 @@ func (t *wsTransport) close() error {
 	}
 	err := t.conn.Close(websocket.StatusNormalClosure, "")
 	t.cancel()
+	// No goroutine of a closed transport may outlive it (or deliver into the client).
+	<-t.readDone
 	return err
 }

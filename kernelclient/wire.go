@@ -110,8 +110,11 @@ func (s *Signer) verify(sig []byte, parts ...[]byte) error {
 	if len(sig) == 0 {
 		return ErrUnsigned
 	}
+	// Hex case does not change a digest: compare and remember it in one case, or a replay
+	// could pass as new by changing the case of its signature.
+	sig = bytes.ToLower(sig)
 	want := s.Sign(parts...)
-	if !hmac.Equal(bytes.ToLower(sig), want) {
+	if !hmac.Equal(sig, want) {
 		return ErrBadSignature
 	}
 	if !s.history.add(string(sig)) {

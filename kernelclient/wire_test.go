@@ -243,3 +243,27 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestReplayInOtherCase: the signature is compared case-insensitively, so a replay whose hex
+// digest is upper-cased must still be recognised as one.
+func TestReplayInOtherCase(t *testing.T) {
+	s, err := NewSigner("k3y", "hmac-sha256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := newSession().newMessage("status", map[string]any{"execution_state": "idle"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames, err := s.Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Decode(frames); err != nil {
+		t.Fatal(err)
+	}
+	frames[1] = bytes.ToUpper(frames[1])
+	if _, err := s.Decode(frames); !errors.Is(err, ErrReplayed) {
+		t.Fatalf("replay with an upper-case signature: %v, want ErrReplayed", err)
+	}
+}

@@ -222,6 +222,9 @@ func (t *zmqTransport) close() error {
 			}
 		}
 		t.cancel()
+		// The readers end once their socket is closed; waiting for them means no goroutine
+		// of a closed transport can still deliver into the client.
+		t.wg.Wait()
 	})
 	return nil
 }

@@ -129,9 +129,9 @@ func (c *Client) Predict(ctx context.Context, in Input) (*Verdict, error) {
 	}
 	key := c.key("predict", p.System, p.User)
 	if v, ok := c.cache.get(key); ok {
-		out := *v.(*Verdict)
+		out := v.(*Verdict).clone()
 		out.Cached = true
-		return &out, nil
+		return out, nil
 	}
 	tctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
@@ -182,8 +182,7 @@ func (c *Client) Predict(ctx context.Context, in Input) (*Verdict, error) {
 		return v, nil
 	}
 	c.cache.put(key, v)
-	out := *v
-	return &out, nil
+	return v.clone(), nil
 }
 
 // sample gets one answer, with one repair retry when it is not the JSON asked for.

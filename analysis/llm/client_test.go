@@ -312,6 +312,33 @@ func TestPredictCachesByPromptAndModel(t *testing.T) {
 	}
 }
 
+// TestCachedVerdictIsACopy: a caller that adjusts a verdict's fix (to cell-absolute lines,
+// say) must not change what the cache hands the next caller.
+func TestCachedVerdictIsACopy(t *testing.T) {
+	f := newFakeAPI(t, reply{content: recordedAnswer(t, "installs_keyerror.json")})
+	c, _ := newTestClient(t, f, nil)
+	first, err := c.Predict(context.Background(), pandasInput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Fix == nil {
+		t.Fatal("recorded answer has no fix")
+	}
+	want := *first.Fix
+	first.Fix.StartLine += 10
+	first.Fix.Replacement = "changed by the first caller"
+	for i := 0; i < 2; i++ {
+		v, err := c.Predict(context.Background(), pandasInput())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !v.Cached || v.Fix == nil || *v.Fix != want {
+			t.Fatalf("cached verdict %d: fix %+v, want %+v", i, v.Fix, want)
+		}
+		v.Fix.Replacement = "changed by a later caller"
+	}
+}
+
 func TestReasoningModelsGetNoTemperature(t *testing.T) {
 	f := newFakeAPI(t, reply{content: recordedAnswer(t, "no_crash.json")})
 	c, _ := newTestClient(t, f, func(c *Config) { c.Model = "gpt-5-mini" })

@@ -39,6 +39,17 @@ type Verdict struct {
 	Cached       bool   `json:"cached,omitempty"`
 }
 
+// clone copies v deeply enough that the copy's owner may change it: the cache keeps v and
+// hands out clones.
+func (v *Verdict) clone() *Verdict {
+	out := *v
+	if v.Fix != nil {
+		fix := *v.Fix
+		out.Fix = &fix
+	}
+	return &out
+}
+
 // FixSpec replaces lines StartLine..EndLine (1-based, inclusive) of the target cell.
 type FixSpec struct {
 	StartLine   int    `json:"start_line"`

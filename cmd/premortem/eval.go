@@ -249,11 +249,15 @@ func abs(path string) string {
 func writeFile(path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (name a file in a folder you can write to)", err)
 	}
 	if err := write(f); err != nil {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return f.Close()
+	// Close reports a failed flush (disk full): the report would be cut short.
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }

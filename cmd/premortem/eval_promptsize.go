@@ -245,8 +245,11 @@ func measureRuntimePromptSizes(ctx context.Context, h *harness, cases []*evalCas
 			} else {
 				s.Ours, s.OursUser = p.Tokens, llm.CountTokens(p.User)
 				if h.dump != "" {
-					_ = os.MkdirAll(h.dump, 0o755)
-					_ = os.WriteFile(filepath.Join(h.dump, c.ID+"_"+ver+".txt"), []byte(p.System+"\n\n"+p.User), 0o644)
+					// The user asked for the prompts: a dump that silently writes nothing would
+					// pass for an empty run.
+					if err := dumpPrompt(h.dump, c.ID+"_"+ver+".txt", p.System+"\n\n"+p.User); err != nil {
+						return nil, nil, err
+					}
 				}
 				s.CellsSent, s.CellsSummarised = len(p.Cells), p.SummarisedCells
 				s.FactsNames = strings.Count(p.User, "\n  type: ") + strings.Count(p.User, "NOT DEFINED")
@@ -312,4 +315,15 @@ func writeRuntimePromptSizes(w io.Writer, sizes []runtimePromptSize) {
 	ma, _ := meanMedian(all)
 	mu, _ := meanMedian(summ)
 	fmt.Fprintf(w, "%d of %d instances are at or under 50%% of CRANE-LLM's +RT body. Executed cells sent: mean %.1f of %.1f (%.1f summarised by facts).\n\n", under, len(oursUser), ms, ma, mu)
+}
+
+// dumpPrompt writes one prompt into the --dump-prompts folder, creating it.
+func dumpPrompt(dir, name, text string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--dump-prompts: %w (name a folder you can write to)", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+		return fmt.Errorf("--dump-prompts: %w (name a folder you can write to)", err)
+	}
+	return nil
 }

@@ -375,3 +375,22 @@ func TestRuntimePromptSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestDumpPromptReportsFailure: --dump-prompts into a place that cannot hold a folder is an
+// error the user sees, not a run that silently writes nothing.
+func TestDumpPromptReportsFailure(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := dumpPrompt(filepath.Join(blocker, "sub"), "a.txt", "x"); err == nil || !strings.Contains(err.Error(), "--dump-prompts") {
+		t.Fatalf("dumpPrompt under a file: %v", err)
+	}
+	if err := dumpPrompt(filepath.Join(dir, "ok"), "a.txt", "x"); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "ok", "a.txt")); err != nil || string(b) != "x" {
+		t.Fatalf("dumped %q %v", b, err)
+	}
+}

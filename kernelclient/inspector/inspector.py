@@ -910,8 +910,6 @@ def _describe_ndarray(a, ctx, v):
                 v["element_types"] = seen
             if kind in "iub" and sample.size <= 200000:
                 v["n_unique"] = int(np.unique(sample).size)
-                if "sampled" in v:
-                    pass
             head = a.flat[:5].tolist() if kind != "O" else []
             samp = [x for x in (_jsafe_or(e) for e in head) if x is not _MISSING]
             if samp:
