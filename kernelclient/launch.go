@@ -63,20 +63,53 @@ func Launch(ctx context.Context, opts LaunchOptions) (*Launched, error) {
 		}
 		argv[0] = py
 	}
-	ports, err := freePorts(5)
+	// The ports come from the OS, but another process may take one between our asking and
+	// the kernel binding it (many kernels starting at once make this likely): a kernel that
+	// reports "Address already in use" is started again on fresh ports.
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+		defer cancel()
+	}
+	var l *Launched
+	for attempt := 1; ; attempt++ {
+		var portClash bool
+		l, portClash, err = launchOnce(ctx, spec, argv, opts)
+		if err == nil {
+			break
+		}
+		if !portClash || attempt == 3 || ctx.Err() != nil {
+			return nil, err
+		}
+	}
+	if spec.InterruptMode != "message" {
+		l.Client.SetInterrupter(func(context.Context) error { return l.signal(syscall.SIGINT) })
+	}
+	go func() {
+		<-l.exited
+		l.Client.MarkDead()
+	}()
+	return l, nil
+}
+
+// launchOnce starts the kernel process on fresh ports and connects to it. portClash reports
+// that the kernel could not bind a port it was given, so a retry on other ports may work.
+func launchOnce(ctx context.Context, spec KernelSpec, specArgv []string, opts LaunchOptions) (l *Launched, portClash bool, err error) {
+	argv := append([]string(nil), specArgv...)
+	ports, err := pickPorts(5)
 	if err != nil {
-		return nil, fmt.Errorf("launch kernel: %w", err)
+		return nil, false, fmt.Errorf("launch kernel: %w", err)
 	}
 	ci := ConnectionInfo{
 		Transport: "tcp", IP: "127.0.0.1",
 		ShellPort: ports[0], IOPubPort: ports[1], StdinPort: ports[2], ControlPort: ports[3], HBPort: ports[4],
 		Key: newID() + newID(), SignatureScheme: "hmac-sha256", KernelName: spec.Name,
 	}
-	l := &Launched{Spec: spec, exited: make(chan struct{}), stderr: &boundedBuffer{max: 16 << 10}}
+	l = &Launched{Spec: spec, exited: make(chan struct{}), stderr: &boundedBuffer{max: 16 << 10}}
 	dir := opts.RuntimeDir
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "premortem-kernel-"); err != nil {
-			return nil, fmt.Errorf("launch kernel: %w", err)
+			return nil, false, fmt.Errorf("launch kernel: %w", err)
 		}
 		l.tmpDir = dir
 	}
@@ -84,7 +117,7 @@ func Launch(ctx context.Context, opts LaunchOptions) (*Launched, error) {
 	ci.Path = l.ConnectionFile
 	if err := WriteConnectionFile(l.ConnectionFile, ci); err != nil {
 		l.cleanup()
-		return nil, err
+		return nil, false, err
 	}
 	for i, a := range argv {
 		argv[i] = strings.ReplaceAll(a, "{connection_file}", l.ConnectionFile)
@@ -102,7 +135,7 @@ func Launch(ctx context.Context, opts LaunchOptions) (*Launched, error) {
 	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		l.cleanup()
-		return nil, fmt.Errorf("launch kernel %s: %w", spec.Name, err)
+		return nil, false, fmt.Errorf("launch kernel %s: %w", spec.Name, err)
 	}
 	l.Cmd = cmd
 	go func() {
@@ -112,11 +145,6 @@ func Launch(ctx context.Context, opts LaunchOptions) (*Launched, error) {
 
 	// The kernel binds its ports a moment after starting: dial until it answers, it exits,
 	// or ctx ends.
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-		defer cancel()
-	}
 	var lastErr error
 	for backoff := 50 * time.Millisecond; ; backoff = min(backoff*2, 500*time.Millisecond) {
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -127,26 +155,28 @@ func Launch(ctx context.Context, opts LaunchOptions) (*Launched, error) {
 			break
 		}
 		lastErr = err
+		if clash := strings.Contains(l.stderr.String(), "Address already in use"); clash {
+			l.kill()
+			l.cleanup()
+			return nil, true, fmt.Errorf("launch kernel %s: a port was taken before the kernel could bind it: %s", spec.Name, l.stderr.String())
+		}
 		select {
 		case <-l.exited:
 			l.cleanup()
-			return nil, fmt.Errorf("launch kernel %s: the kernel exited at startup (%v): %s", spec.Name, l.waitErr, l.stderr.String())
+			clash := strings.Contains(l.stderr.String(), "Address already in use")
+			return nil, clash, fmt.Errorf("launch kernel %s: the kernel exited at startup (%v): %s", spec.Name, l.waitErr, l.stderr.String())
 		case <-ctx.Done():
 			l.kill()
 			l.cleanup()
-			return nil, fmt.Errorf("launch kernel %s: no answer before the deadline (a slow machine may need a longer startup timeout; the kernel's stderr below may say more): %v; stderr: %s", spec.Name, lastErr, l.stderr.String())
+			return nil, false, fmt.Errorf("launch kernel %s: no answer before the deadline (a slow machine may need a longer startup timeout; the kernel's stderr below may say more): %v; stderr: %s", spec.Name, lastErr, l.stderr.String())
 		case <-time.After(backoff):
 		}
 	}
-	if spec.InterruptMode != "message" {
-		l.Client.SetInterrupter(func(context.Context) error { return l.signal(syscall.SIGINT) })
-	}
-	go func() {
-		<-l.exited
-		l.Client.MarkDead()
-	}()
-	return l, nil
+	return l, false, nil
 }
+
+// pickPorts chooses a kernel's ports; tests replace it to provoke a port clash.
+var pickPorts = freePorts
 
 // freePorts asks the OS for n free TCP ports on the loopback interface.
 func freePorts(n int) ([]int, error) {
