@@ -58,7 +58,10 @@ func (c *Cache) Facts(id, text string) *CellFacts {
 		old = e.tree
 		old.Edit(inputEdit(e.src, m.src))
 	}
-	tree := parseTree(m.src, old)
+	tree, abandoned := parseTree(m.src, old)
+	if abandoned {
+		e.tree = nil // still in use by the abandoned parse: neither reuse nor free it
+	}
 	root := mirror(tree)
 	e.facts = buildFacts(text, m, root)
 	e.text, e.src, e.parsed = text, m.src, true

@@ -29,7 +29,10 @@ func (c *converter) expr(n *node) *Expr {
 	}
 	e := &Expr{Kind: ExprOther, Range: c.rng(n), Text: c.src(n)}
 	if c.mask.inMask(n.start) {
-		return e // IPython syntax (x = !ls): keep the original text only
+		// IPython syntax (x = !ls): the filler stands for the whole masked text.
+		end := n.start + len(strings.TrimRight(c.text[n.start:maskEnd(c.mask, n.start)], " \t\r\n"))
+		e.Text, e.Range = c.text[n.start:end], c.idx.Range(n.start, end)
+		return e
 	}
 	switch n.typ {
 	case "identifier":

@@ -3,7 +3,9 @@ package analysis
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"sort"
+	"sync"
 
 	"github.com/premortem/premortem/notebook"
 )
@@ -53,6 +55,14 @@ const (
 // re-parses one cell. It is safe for concurrent use.
 type Analyzer struct {
 	cache *Cache
+
+	// Typo suggestions depend only on which names exist; they are kept between passes
+	// while the executed cells and the namespace stay the same (a keystroke in a cell
+	// that has not run changes neither).
+	mu         sync.Mutex
+	typoSig    uint64
+	candidates map[int][]string
+	typos      map[string]string
 }
 
 // NewAnalyzer returns an Analyzer with an empty cache.
@@ -76,6 +86,16 @@ func (a *Analyzer) Analyze(ctx context.Context, nb *notebook.Notebook, opts Opti
 		}
 	}
 	res.Flow = newFlow(nb, res.Facts)
+	sig := res.Flow.signature(opts)
+	a.mu.Lock()
+	if a.typoSig == sig && a.candidates != nil {
+		res.Flow.candidates = a.candidates
+		res.Flow.typos = make(map[string]string, len(a.typos))
+		for k, v := range a.typos {
+			res.Flow.typos[k] = v
+		}
+	}
+	a.mu.Unlock()
 	for _, c := range nb.Cells {
 		if f := res.Facts[c.ID]; f != nil {
 			if fs := res.Flow.cellFindings(c, f, opts); len(fs) > 0 {
@@ -86,7 +106,30 @@ func (a *Analyzer) Analyze(ctx context.Context, nb *notebook.Notebook, opts Opti
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("analyze %s: %w", nb.URI, err)
 	}
+	if res.Flow.candidates != nil {
+		a.mu.Lock()
+		a.typoSig, a.candidates, a.typos = sig, res.Flow.candidates, res.Flow.typos
+		a.mu.Unlock()
+	}
 	return res, nil
+}
+
+// signature identifies the set of defined names a pass sees: what the executed cells bind
+// and delete, in execution order, and the namespace.
+func (fl *Flow) signature(opts Options) uint64 {
+	h := fnv.New64a()
+	for _, id := range fl.history {
+		for _, d := range fl.cells[id].facts.Defs {
+			h.Write([]byte(d.Name))
+			if d.Kind == DefDelete {
+				h.Write([]byte{1})
+			}
+			h.Write([]byte{0})
+		}
+		h.Write([]byte{2})
+	}
+	fmt.Fprintf(h, "ns %p %d", opts.Namespace, len(opts.Namespace))
+	return h.Sum64()
 }
 
 // isPythonCell reports whether c is a code cell the static layer understands.

@@ -123,3 +123,26 @@ func TestIsBuiltin(t *testing.T) {
 		}
 	}
 }
+
+func TestTypoMemoFollowsExecutedCells(t *testing.T) {
+	a := NewAnalyzer()
+	nb := testNotebook(1, "alpha_value = 1", 0, "print(alpha_valeu)")
+	fixes := func() int {
+		res, err := a.Analyze(context.Background(), nb, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := res.Findings["cell-1"]
+		if len(fs) != 1 {
+			t.Fatalf("findings = %+v", fs)
+		}
+		return len(fs[0].Fixes)
+	}
+	if n := fixes(); n != 1 {
+		t.Errorf("first pass: %d fixes, want 1", n)
+	}
+	nb.Cells[0].Text = "beta_value = 1"
+	if n := fixes(); n != 0 {
+		t.Errorf("after the executed cell changed: %d fixes, want 0 (stale memo)", n)
+	}
+}

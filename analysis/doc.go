@@ -25,8 +25,10 @@
 // the comment at the top of dataflow.go for how cells that have not run are judged) and
 // produces the static findings: undefined-name (error, NameError), not-run-definition
 // (warning: defined only by a cell above that has not run), stale-definition (warning:
-// page order and execution order disagree) and syntax-error. Flow answers where a name
-// comes from and which executed cells a cell depends on.
+// page order and execution order disagree) and syntax-error. Calls of functions that
+// executed cells defined are checked too: the globals those bodies read (CellFacts
+// Functions) must exist when the call runs. Flow answers where a name comes from and which
+// executed cells a cell depends on.
 //
 // # Scenario tests
 //

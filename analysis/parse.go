@@ -10,7 +10,7 @@ import (
 // rest still yields facts. Use a Cache to re-parse incrementally while the user types.
 func ParseCell(text string) *CellFacts {
 	m := maskCell(text)
-	tree := parseTree(m.src, nil)
+	tree, _ := parseTree(m.src, nil)
 	root := mirror(tree)
 	// Free the tree now, on this goroutine, rather than in a finalizer.
 	if tree != nil {

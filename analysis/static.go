@@ -226,6 +226,9 @@ func (fl *Flow) judgeUse(fc *flowCell, f *CellFacts, u Use, opts Options) (Findi
 		Severity: SeverityError, Code: CodeUndefinedName, Exception: "NameError", Range: u.Range,
 		Message: msg, Evidence: evidence, Confidence: 0.9,
 	}
+	if opts.Namespace != nil {
+		fd.Confidence = 0.99 // the kernel itself says the name is missing
+	}
 	if below == nil {
 		if alt := fl.closestName(name, opts); alt != "" {
 			fd.Fixes = []Fix{{Title: fmt.Sprintf("Change '%s' to '%s'", name, alt), Preferred: true,

@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"context"
+	"time"
 
 	sitter "github.com/smacker/go-tree-sitter"
 	"github.com/smacker/go-tree-sitter/python"
@@ -115,9 +116,35 @@ func putParser(p *sitter.Parser) {
 // a pathological one must not stall the server.
 const parseTimeout = 2_000_000
 
+// parseDeadline bounds how long a caller waits for one parse. tree-sitter has been seen,
+// very rarely and only on long random binary input, to spin inside a parse that its own
+// timeout does not stop; such a parse is abandoned (its goroutine and parser are lost)
+// rather than hanging the server.
+const parseDeadline = 3 * time.Second
+
 // parseTree parses src with tree-sitter, reusing old (already edited) when non-nil. It
-// returns nil when tree-sitter gave up.
-func parseTree(src []byte, old *sitter.Tree) *sitter.Tree {
+// returns nil when tree-sitter gave up; abandoned is true when the parse was left running
+// past parseDeadline, in which case old must not be used or freed any more.
+func parseTree(src []byte, old *sitter.Tree) (t *sitter.Tree, abandoned bool) {
+	done := make(chan *sitter.Tree, 1)
+	go func() { done <- parseTreeNow(src, old) }()
+	timer := time.NewTimer(parseDeadline)
+	defer timer.Stop()
+	select {
+	case t := <-done:
+		return t, false
+	case <-timer.C:
+		go func() {
+			// Free the tree if the parse ever finishes.
+			if t := <-done; t != nil {
+				t.Close()
+			}
+		}()
+		return nil, true
+	}
+}
+
+func parseTreeNow(src []byte, old *sitter.Tree) *sitter.Tree {
 	p := getParser()
 	defer putParser(p)
 	p.SetOperationLimit(parseTimeout)
