@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -15,8 +14,6 @@ import (
 	"time"
 
 	"go.lsp.dev/protocol"
-
-	"github.com/premortem/premortem/kernelclient"
 )
 
 // testClient is a minimal LSP client speaking to a server over pipes, as an editor would.
@@ -35,6 +32,8 @@ type testClient struct {
 	shown     []string
 	progress  []json.RawMessage
 	requests  []string // methods of server-to-client requests
+	// statuses are the premortem/status notifications, in order.
+	statuses []KernelStatus
 	// config answers workspace/configuration (nil: null).
 	config  any
 	changed chan struct{}
@@ -83,10 +82,9 @@ func startInProcessWith(t testing.TB, setup func(*Server)) (*testClient, <-chan 
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	s := newServer(context.Background(), Options{Log: testLog{t}})
-	// Never probe the machine's real kernels from tests.
-	s.rt.discover = func(context.Context, string) (kernelclient.Kernel, string, error) {
-		return nil, "", errors.New("discovery is off in tests")
-	}
+	// Never probe the machine's real kernels from tests: discovery scans an empty
+	// runtime directory (and finds no kernel) unless a test sets up its own.
+	s.rt.dirs = []string{t.TempDir()}
 	if setup != nil {
 		setup(s)
 	}
@@ -209,6 +207,13 @@ func (c *testClient) dispatch(m wireMsg) {
 		var p protocol.ShowMessageParams
 		_ = json.Unmarshal(m.Params, &p)
 		c.shown = append(c.shown, p.Message)
+	case m.Method == StatusMethod:
+		var st KernelStatus
+		if err := json.Unmarshal(m.Params, &st); err != nil {
+			c.t.Errorf("bad %s: %v", StatusMethod, err)
+			return
+		}
+		c.statuses = append(c.statuses, st)
 	case m.Method == "$/progress":
 		c.progress = append(c.progress, m.Params)
 	}
@@ -317,6 +322,9 @@ func (c *testClient) describeLocked() string {
 	for _, l := range c.logs {
 		fmt.Fprintf(&b, "  log: %s\n", l)
 	}
+	for _, st := range c.statuses {
+		fmt.Fprintf(&b, "  status: %+v\n", st)
+	}
 	return b.String()
 }
 
@@ -340,6 +348,52 @@ func (c *testClient) waitDiags(uri, want string) []protocol.Diagnostic {
 		return diagSummary(got) == want
 	})
 	return got
+}
+
+// waitStatus waits until the latest premortem/status of uri has the state, and returns it.
+func (c *testClient) waitStatus(uri, state string) KernelStatus {
+	c.t.Helper()
+	var got KernelStatus
+	c.wait(fmt.Sprintf("latest status %s for %s", state, uri), func() bool {
+		for i := len(c.statuses) - 1; i >= 0; i-- {
+			if c.statuses[i].URI == uri {
+				got = c.statuses[i]
+				return got.State == state
+			}
+		}
+		return false
+	})
+	return got
+}
+
+// waitStatusSeen waits until some premortem/status of uri, from the index-th on, has the
+// state (for passing states such as busy), and returns it with the index after it.
+func (c *testClient) waitStatusSeen(uri, state string, from int) (KernelStatus, int) {
+	c.t.Helper()
+	var got KernelStatus
+	next := 0
+	c.wait(fmt.Sprintf("a status %s for %s", state, uri), func() bool {
+		for i := from; i < len(c.statuses); i++ {
+			if c.statuses[i].URI == uri && c.statuses[i].State == state {
+				got, next = c.statuses[i], i+1
+				return true
+			}
+		}
+		return false
+	})
+	return got, next
+}
+
+// lastStatus is the latest premortem/status of uri (State "" when none came).
+func (c *testClient) lastStatus(uri string) KernelStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.statuses) - 1; i >= 0; i-- {
+		if c.statuses[i].URI == uri {
+			return c.statuses[i]
+		}
+	}
+	return KernelStatus{}
 }
 
 // waitLog waits for a logMessage containing substr.

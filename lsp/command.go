@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.lsp.dev/jsonrpc2"
@@ -14,18 +15,20 @@ import (
 	"github.com/premortem/premortem/notebook"
 )
 
-// executeCommand runs one of the server's commands. Results are what the client shows:
-// premortem.explain returns a Markdown string (the VS Code extension opens it in a
-// Markdown preview); the others return a short status string and also report through
-// window/showMessage.
+// executeCommand runs one of the server's commands (premortem.server.*, or the legacy
+// premortem.* ids). Results are what the client shows: explain returns a Markdown string
+// (the VS Code extension opens it in a Markdown preview), attachKernel the notebook's
+// KernelStatus, listKernels a []KernelEntry; the others return a short status string.
 func (s *Server) executeCommand(ctx context.Context, params json.RawMessage) (any, error) {
 	var p ExecuteCommandParams
 	if err := decode("workspace/executeCommand", params, &p); err != nil {
 		return nil, err
 	}
-	switch p.Command {
+	switch canonicalCommand(p.Command) {
 	case CommandAttachKernel:
 		return s.attachKernelCommand(ctx, p.Arguments)
+	case CommandListKernels:
+		return s.listKernelsCommand(ctx)
 	case CommandRecheck:
 		return s.recheckCommand(ctx, p.Arguments)
 	case CommandShadowRun:
@@ -33,7 +36,17 @@ func (s *Server) executeCommand(ctx context.Context, params json.RawMessage) (an
 	case CommandExplain:
 		return s.explainCommand(ctx, p.Arguments)
 	}
-	return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q", p.Command)
+	return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "unknown command %q (premortem offers %s)", p.Command, strings.Join(serverCommands, ", "))
+}
+
+// listKernelsCommand: []. The running kernels on this machine and those of local Jupyter
+// Servers, as `premortem kernels --json` finds them, bounded by discoverTimeout.
+func (s *Server) listKernelsCommand(ctx context.Context) (any, error) {
+	found, err := s.rt.discoverAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return kernelEntries(found), nil
 }
 
 // stringArg returns argument i as a string ("" when absent or null), or the "uri"/"path"
@@ -59,8 +72,10 @@ func stringArg(args []json.RawMessage, i int) (string, error) {
 	return obj.Path, nil
 }
 
-// attachKernelCommand: [connectionFile?, notebookUri?]. Without a file it uses the
-// premortem.kernel.connectionFile setting, then discovery.
+// attachKernelCommand: [connectionFile?, notebookUri?]. The file may also be a server
+// kernel URL from listKernels. Without one it uses the premortem.kernel.connectionFile
+// setting, then discovery. It returns the KernelStatus of the (first) notebook; a failure
+// is the error response (the client shows it) and the notebooks' status.
 func (s *Server) attachKernelCommand(ctx context.Context, args []json.RawMessage) (any, error) {
 	path, err := stringArg(args, 0)
 	if err != nil {
@@ -73,11 +88,10 @@ func (s *Server) attachKernelCommand(ctx context.Context, args []json.RawMessage
 	if path == "" {
 		path = s.currentSettings().Kernel.ConnectionFile
 	}
-	path = strings.TrimPrefix(path, "file://")
 	var docs []*document
 	if target != "" {
 		d := s.documentFor(target)
-		if d == nil {
+		if d == nil || d.percent {
 			return nil, jsonrpc2.Errorf(jsonrpc2.InvalidParams, "%s is not an open notebook", target)
 		}
 		docs = []*document{d}
@@ -87,12 +101,18 @@ func (s *Server) attachKernelCommand(ctx context.Context, args []json.RawMessage
 	if len(docs) == 0 {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidParams, "open a notebook first: a kernel is attached to notebooks")
 	}
-	a, err := s.rt.attach(ctx, docs, path)
-	if err != nil {
-		s.showf(protocol.MessageTypeWarning, "%v", err)
+	// Sorted, so the notebook whose status is returned does not depend on map order.
+	slices.SortFunc(docs, func(a, b *document) int { return strings.Compare(a.uri, b.uri) })
+	actx, cancel := context.WithTimeout(ctx, attachTimeout)
+	defer cancel()
+	if _, err := s.rt.attach(actx, docs, path, originCommand); err != nil {
 		return nil, err
 	}
-	return fmt.Sprintf("attached to kernel %s", a.label), nil
+	st := s.rt.statusOf(docs[0].uri)
+	if len(docs) > 1 {
+		st.URI = "" // several notebooks: the client keeps its own (each got its status)
+	}
+	return st, nil
 }
 
 // documentFor finds the document of a notebook, percent-file or cell URI.
@@ -176,7 +196,7 @@ func (s *Server) shadowRunCommand(ctx context.Context, args []json.RawMessage) (
 	}
 	a := s.rt.attachmentFor(d)
 	if a == nil {
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "no kernel attached: run premortem.attachKernel first")
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "no kernel attached: "+attachHint)
 	}
 	settings := s.currentSettings()
 	mode := settings.Shadow.Mode

@@ -3,19 +3,43 @@ package lsp
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strings"
 	"time"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 )
 
-// Commands the server executes (workspace/executeCommand).
+// Commands the server executes (workspace/executeCommand). They live under
+// "premortem.server." because vscode-languageclient registers every advertised command
+// as a VS Code command, and the extension registers premortem.attachKernel and friends
+// itself (with pickers and webviews) that call these.
 const (
-	CommandAttachKernel = "premortem.attachKernel"
-	CommandRecheck      = "premortem.recheck"
-	CommandShadowRun    = "premortem.shadowRun"
-	CommandExplain      = "premortem.explain"
+	CommandAttachKernel = "premortem.server.attachKernel"
+	CommandListKernels  = "premortem.server.listKernels"
+	CommandRecheck      = "premortem.server.recheck"
+	CommandShadowRun    = "premortem.server.shadowRun"
+	CommandExplain      = "premortem.server.explain"
 )
+
+// serverCommands are the commands advertised in executeCommandProvider.
+var serverCommands = []string{CommandAttachKernel, CommandListKernels, CommandRecheck, CommandShadowRun, CommandExplain}
+
+// legacyCommandPrefix is the prefix the commands had before: premortem.attachKernel and
+// the others are still executed for clients that send them, but not advertised.
+const legacyCommandPrefix = "premortem."
+
+// canonicalCommand maps a legacy id (premortem.attachKernel) to its current one.
+func canonicalCommand(id string) string {
+	if strings.HasPrefix(id, legacyCommandPrefix) && !strings.HasPrefix(id, "premortem.server.") {
+		current := "premortem.server." + strings.TrimPrefix(id, legacyCommandPrefix)
+		if slices.Contains(serverCommands, current) {
+			return current
+		}
+	}
+	return id
+}
 
 // NotebookTypes are the notebook types the server syncs: Jupyter notebooks and VS Code's
 // Interactive Window (both run Python cells in a Jupyter kernel). Other notebook types
@@ -103,9 +127,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	c.HoverProvider = true
 	c.CodeActionProvider = protocol.CodeActionOptions{CodeActionKinds: []protocol.CodeActionKind{protocol.QuickFix}}
 	c.InlayHintProvider = true
-	c.ExecuteCommandProvider = protocol.ExecuteCommandOptions{Commands: []string{
-		CommandAttachKernel, CommandRecheck, CommandShadowRun, CommandExplain,
-	}}
+	c.ExecuteCommandProvider = protocol.ExecuteCommandOptions{Commands: slices.Clone(serverCommands)}
 	return r, nil
 }
 
@@ -116,6 +138,8 @@ func (s *Server) initialized(ctx context.Context, params json.RawMessage) (any, 
 	if pull {
 		go s.pullConfiguration()
 	}
+	// Before any notebook opens: no kernel. Per-notebook statuses follow on didOpen.
+	s.rt.setStatus(KernelStatus{State: StatusNone, Detail: "no kernel — static checks only"})
 	s.tracef("initialized; settings %+v", s.currentSettings())
 	return nil, nil
 }
@@ -220,9 +244,17 @@ func (s *Server) applySettings(params json.RawMessage) (any, error) {
 	}
 	s.mu.Unlock()
 	s.tracef("settings changed: %+v", settings)
-	if old.Kernel.ConnectionFile != settings.Kernel.ConnectionFile && settings.Kernel.ConnectionFile != "" {
+	newKernel, oldKernel := settings.Kernel, old.Kernel
+	switch {
+	case newKernel.ConnectionFile != "" && newKernel.ConnectionFile != oldKernel.ConnectionFile:
 		s.rt.attachAllFromSetting()
+	case newKernel.ConnectionFile == "" && !newKernel.AutoAttach && (oldKernel.ConnectionFile != "" || oldKernel.AutoAttach):
+		// Neither a file nor discovery: the user detached.
+		s.rt.detachAll()
+	case newKernel.ConnectionFile == "" && newKernel.AutoAttach && (oldKernel.ConnectionFile != "" || !oldKernel.AutoAttach):
+		s.rt.attachUnattached()
 	}
+	s.rt.resendStatuses()
 	for _, d := range docs {
 		s.schedule(d)
 	}

@@ -94,10 +94,13 @@ func TestRuntimeRules(t *testing.T) {
 		vsCell{handle: 2, text: "names = df['Nmae'].str.upper()"},
 	))
 	target := cellURI(nbPath, 1)
-	var msg string
-	c.callOK("workspace/executeCommand", map[string]any{"command": CommandAttachKernel, "arguments": []any{l.ConnectionFile}}, &msg)
-	if !strings.Contains(msg, l.ConnectionFile) {
-		t.Errorf("attach result %q does not name the connection file", msg)
+	var st KernelStatus
+	c.callOK("workspace/executeCommand", map[string]any{"command": CommandAttachKernel, "arguments": []any{l.ConnectionFile}}, &st)
+	if st.ConnectionFile != l.ConnectionFile || (st.State != StatusIdle && st.State != StatusBusy) || !strings.Contains(st.Kernel, "(pid ") {
+		t.Errorf("attach result %+v, want the idle or busy kernel of %s with its pid", st, l.ConnectionFile)
+	}
+	if s := c.waitStatus("file://"+nbPath, StatusIdle); s.Kernel != st.Kernel || s.Layers == nil || !s.Layers.Rules || s.Layers.Shadow {
+		t.Errorf("status %+v, want the kernel with rules on and shadow off", s)
 	}
 	c.wait("the attach showMessage", func() bool { return len(c.shown) > 0 && strings.Contains(c.shown[0], "attached") })
 

@@ -20,6 +20,9 @@ import (
 //	-- result --                      ... each line must occur in its result JSON ("null": result is null)
 //	-- error --                       ... its error message must contain each line
 //	-- log --                         a logMessage containing the text must arrive
+//	-- status URI --                  the latest premortem/status of URI: first line the state,
+//	                                  each further line must occur in it (JSON)
+//	-- shown --                       a showMessage containing the text must have arrived
 //
 // Every scenario ends with shutdown and exit, and checks exit code 0.
 func TestScenarios(t *testing.T) {
@@ -97,6 +100,22 @@ func runScenario(t *testing.T, ar *txtar.Archive) {
 			}
 		case "log":
 			c.waitLog(body)
+		case "status":
+			lines := strings.Split(body, "\n")
+			st := c.waitStatus(arg, strings.TrimSpace(lines[0]))
+			js, _ := json.Marshal(st)
+			for _, l := range lines[1:] {
+				if l = strings.TrimSpace(l); l != "" && !strings.Contains(string(js), l) {
+					t.Errorf("status of %s %s does not contain %q", arg, js, l)
+				}
+			}
+		case "shown":
+			c.mu.Lock()
+			shown := strings.Join(c.shown, "\n")
+			c.mu.Unlock()
+			if !strings.Contains(shown, body) {
+				t.Errorf("no showMessage contains %q; shown: %s", body, shown)
+			}
 		default:
 			t.Fatalf("section %d: unknown section %q", i, f.Name)
 		}

@@ -26,10 +26,18 @@ func TestInitializeCapabilities(t *testing.T) {
 		`"hoverProvider":true`,
 		`"codeActionProvider":{"codeActionKinds":["quickfix"]}`,
 		`"inlayHintProvider":true`,
-		`"premortem.attachKernel"`, `"premortem.recheck"`, `"premortem.shadowRun"`, `"premortem.explain"`,
+		`"premortem.server.attachKernel"`, `"premortem.server.listKernels"`, `"premortem.server.recheck"`,
+		`"premortem.server.shadowRun"`, `"premortem.server.explain"`,
 	} {
 		if !strings.Contains(string(caps), want) {
 			t.Errorf("capabilities lack %s:\n%s", want, caps)
+		}
+	}
+	// The extension registers these ids itself: advertising them would make
+	// vscode-languageclient fail with "command already exists".
+	for _, clash := range []string{`"premortem.attachKernel"`, `"premortem.recheck"`, `"premortem.shadowRun"`, `"premortem.explain"`} {
+		if strings.Contains(string(caps), clash) {
+			t.Errorf("capabilities advertise %s, which collides with the extension's command", clash)
 		}
 	}
 }
@@ -99,6 +107,9 @@ func TestPercentFile(t *testing.T) {
 	text := "# %%\nimport math\n\n# %% [markdown]\n# notes\n\n# %%\nprint(math.pi, radius)\n"
 	c.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "python", "version": 1, "text": text}})
 	c.waitDiags(uri, "[undefined-name@7:15-7:21]")
+	if st := c.waitStatus(uri, StatusNone); !strings.Contains(st.Detail, "percent-format") {
+		t.Errorf("percent file status %+v", st)
+	}
 	// Define radius in the first cell: the error goes.
 	c.notify("textDocument/didChange", map[string]any{
 		"textDocument":   map[string]any{"uri": uri, "version": 2},
@@ -118,6 +129,14 @@ func TestPercentFile(t *testing.T) {
 	if published {
 		t.Errorf("diagnostics published for a .py file without cell markers")
 	}
+	if st := c.lastStatus(plain); st.State != "" {
+		t.Errorf("status %+v for a .py file without cell markers", st)
+	}
+	c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uri}})
+	c.wait("status none after close", func() bool {
+		n := len(c.statuses)
+		return n > 0 && c.statuses[n-1].URI == uri && c.statuses[n-1].State == StatusNone && c.statuses[n-1].Detail == "closed"
+	})
 }
 
 func rng(sl, sc, el, ec int) map[string]any {

@@ -233,6 +233,7 @@ func (s *Server) didOpenText(ctx context.Context, params json.RawMessage) (any, 
 	s.docs[d.uri] = d
 	s.mu.Unlock()
 	s.schedule(d)
+	s.rt.documentOpened(d)
 	return nil, nil
 }
 
@@ -293,5 +294,6 @@ func (s *Server) didCloseText(ctx context.Context, params json.RawMessage) (any,
 	s.dropLocked(d)
 	s.mu.Unlock()
 	s.clearAll(d)
+	s.rt.documentClosed(d)
 	return nil, nil
 }
