@@ -184,5 +184,9 @@ func runCase(t *testing.T, root, id, version string) ([]analysis.Finding, error)
 	if err != nil {
 		return nil, err
 	}
+	if dump := os.Getenv("PREMORTEM_JUNOBENCH_DUMP"); dump != "" {
+		b, _ := json.MarshalIndent(ins, "", " ")
+		os.WriteFile(filepath.Join(dump, id+"-"+version+".json"), b, 0o644)
+	}
 	return rules.Check(id, cf, envFrom(ins)), nil
 }

@@ -1018,7 +1018,8 @@ func looksLike(fn *val, q string) bool {
 	}
 	switch {
 	case fn.Kind == facts.KindClass:
-		return contains(fn.Attributes, "get_params") || contains(fn.Attributes, "fit_transform")
+		// attributes may be missing when the inspector ran out of budget: trust the name then
+		return len(fn.Attributes) == 0 || contains(fn.Attributes, "get_params") || contains(fn.Attributes, "fit_transform")
 	case strings.HasSuffix(q, "train_test_split"):
 		return strings.HasPrefix(fn.Signature, "(*arrays")
 	case strings.HasPrefix(q, "sklearn.metrics."):
