@@ -326,12 +326,16 @@ func TestRestartSamePorts(t *testing.T) {
 		cmd.Wait()
 	}()
 	waitEvent(t, c, 30*time.Second, func(e Event) bool { return e.Kind == EventRestart })
-	if err := <-errc; !errors.Is(err, ErrRestarted) {
-		t.Errorf("request in flight: %v, want ErrRestarted", err)
+	// The request in flight dies with its kernel: depending on which the client sees first,
+	// the new session or the old shell connection closing, that is ErrRestarted or ErrDead.
+	if err := <-errc; !errors.Is(err, ErrRestarted) && !errors.Is(err, ErrDead) {
+		t.Errorf("request in flight: %v, want ErrRestarted or ErrDead", err)
 	}
 	if c.Info().Session == oldSession {
 		t.Error("session id unchanged after restart")
 	}
+	// A fresh budget: the restart itself may have used much of the first one on a slow machine.
+	ctx = ctxT(t, 60*time.Second)
 	r, err := c.Execute(ctx, "x = 5")
 	if err != nil || r.ExecutionCount != 1 {
 		t.Fatalf("execute after restart: %+v %v", r, err)
