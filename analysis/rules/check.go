@@ -25,6 +25,7 @@ func Check(cellID string, cf *analysis.CellFacts, env *Env) []analysis.Finding {
 		}()
 		c.run()
 	}()
+	addOverwritten(c)
 	for i := range c.findings {
 		addDefinerEvidence(c, &c.findings[i])
 	}

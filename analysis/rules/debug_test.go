@@ -22,6 +22,8 @@ func TestDebugScenario(t *testing.T) {
 	if os.Getenv("RULES_DEBUG_TREE") != "" {
 		t.Logf("tree: %s", b)
 	}
+	rules.SetPanicHook(func(r any) { t.Errorf("rule panic: %v", r) })
+	defer rules.SetPanicHook(nil)
 	for _, f := range rules.Check("cell", cf, envFrom(sc.facts)) {
 		j, _ := json.MarshalIndent(f, "", " ")
 		t.Logf("%s", j)

@@ -31,6 +31,12 @@ type Env struct {
 	// LastDefiner, when set, says which cell (0-based index) last bound name and at which
 	// execution count, for notebook-order evidence.
 	LastDefiner func(name string) (cellIndex int, executionOrder int, ok bool)
+	// Cell is the 0-based index of the checked cell in the notebook, -1 when unknown; rules
+	// read it only when HasCell is true (so an Env that leaves both unset never places the
+	// cell at index 0). With LastDefiner it tells a name last bound by a cell below this one
+	// (run later, so the value is not the one this cell was written against).
+	Cell    int
+	HasCell bool
 }
 
 // value returns the kernel facts of name (a name or chain), and whether the inspector
@@ -43,10 +49,27 @@ func (e *Env) value(name string) (facts.Value, bool) {
 	return v, ok
 }
 
-// asOf says when kernel facts were taken, for evidence lines.
+// asOf says when kernel facts were taken, for evidence lines: "as of run N", or "" when
+// nothing has run yet (the caller then leaves the remark out).
 func (e *Env) asOf() string {
 	if e == nil || e.ExecutionCount <= 0 {
-		return "in the kernel"
+		return ""
 	}
 	return "as of run " + itoa(e.ExecutionCount)
+}
+
+// paren renders s as " (s)", or "" for an empty s.
+func paren(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+// spaced renders s as " s", or "" for an empty s.
+func spaced(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " " + s
 }

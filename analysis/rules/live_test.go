@@ -85,7 +85,7 @@ func TestLiveScenarios(t *testing.T) {
 				writeFacts(t, path, ins)
 			}
 			rules.SetPanicHook(func(r any) { t.Errorf("rule panic: %v", r) })
-			compare(t, sc, rules.Check("cell", cf, envFrom(ins)))
+			compare(t, sc, rules.Check("cell", cf, sc.env.apply(envFrom(ins))))
 			rules.SetPanicHook(nil)
 
 			res := exec(sc.cell)

@@ -36,6 +36,9 @@ func (c *checker) binop(e *analysis.Expr, a, b *val) *val {
 	if a.hasConst && b.hasConst {
 		return arithConst(e, a, b)
 	}
+	if r := seriesArith(e, a, b); r != nil {
+		return r
+	}
 	if !(arrayLike(a) || isScalar(a)) || !(arrayLike(b) || isScalar(b)) || (!arrayLike(a) && !arrayLike(b)) {
 		return nil
 	}
@@ -71,6 +74,53 @@ func (c *checker) binop(e *analysis.Expr, a, b *val) *val {
 	r.Device = base.Device
 	if a.Dtype == b.Dtype || !arrayLike(b) {
 		r.Dtype = base.Dtype
+	}
+	return r
+}
+
+// seriesArith models arithmetic between a numeric Series and a number or another numeric
+// Series: a numeric Series (float64 when / or a float takes part, else int64), so a later
+// rule knows the result holds numbers. Two Series align on their index: length unknown.
+func seriesArith(e *analysis.Expr, a, b *val) *val {
+	num := func(v *val) (bool, bool) { // numeric, float
+		d := v.Dtype
+		if v.Kind == facts.KindInt {
+			return true, false
+		}
+		if v.Kind == facts.KindFloat {
+			return true, true
+		}
+		if v.Kind != facts.KindSeries {
+			return false, false
+		}
+		switch {
+		case strings.HasPrefix(d, "float"):
+			return true, true
+		case strings.HasPrefix(d, "int"), strings.HasPrefix(d, "uint"):
+			return true, false
+		}
+		return false, false
+	}
+	if a.Kind != facts.KindSeries && b.Kind != facts.KindSeries {
+		return nil
+	}
+	na, fa := num(a)
+	nb, fb := num(b)
+	if !na || !nb {
+		return nil
+	}
+	r := &val{name: e.Text, ident: new(int)}
+	r.Kind = facts.KindSeries
+	r.Dtype = "int64"
+	if fa || fb || e.Name == "/" || e.Name == "**" {
+		r.Dtype = "float64"
+	}
+	if a.Kind != facts.KindSeries || b.Kind != facts.KindSeries {
+		s := a
+		if s.Kind != facts.KindSeries {
+			s = b
+		}
+		r.Shape = append([]int(nil), s.Shape...)
 	}
 	return r
 }
@@ -279,9 +329,10 @@ func indexShape(c *checker, e *analysis.Expr, base, idx *val, exc string) *val {
 	out = append(out, base.Shape[len(parts):]...)
 	r := &val{name: e.Text, ident: new(int)}
 	r.Kind, r.Shape, r.Dtype, r.Device = base.Kind, out, base.Dtype, base.Device
-	if base.Kind == facts.KindTensor && len(parts) > 1 {
-		f := false
-		r.Contiguous = &f
+	if base.Kind == facts.KindTensor {
+		// t[1:, :] stays contiguous, t[:, 1:] does not: without tracking which slices are
+		// full, say nothing.
+		r.Contiguous = nil
 	}
 	return r
 }
@@ -342,13 +393,13 @@ func numpyCall(c *checker, k *callInfo) (*val, bool) {
 			return reshape(c, k, a, k.e.Args[0].Args, k.args[0].elems), true
 		}
 		return reshape(c, k, a, k.e.Args, k.args), true
-	case "sum", "mean", "max", "min", "argmax", "argmin", "std", "var", "cumsum", "any", "all":
+	case "sum", "mean", "max", "min", "argmax", "argmin", "std", "var", "cumsum", "any", "all", "prod":
 		checkAxis(c, k, a)
-		return nil, true
+		return reduced(k, a), true
 	case "astype":
 		n := a.clone()
 		n.name, n.ident = k.e.Text, new(int)
-		if d, ok := dtypeArg(k.arg(0, "dtype")); ok {
+		if d, ok := astypeArg(c, k); ok {
 			n.Dtype = d
 		} else {
 			n.Dtype = ""
@@ -462,6 +513,81 @@ func reshape(c *checker, k *callInfo, a *val, dimExprs []*analysis.Expr, dims []
 }
 
 // checkAxis reports a constant axis outside the array's dimensions.
+// reduced models the result of an ndarray reduction (a.mean(axis=1)): the reduced dimension
+// goes (or stays as 1 with keepdims=True); no axis gives a scalar. Anything not constant
+// leaves the result unknown, and so does a full reduction to a scalar.
+func reduced(k *callInfo, a *val) *val {
+	shape, ok := a.shapeKnown()
+	if !ok || k.has(-1, "out") || k.has(-1, "where") {
+		return nil
+	}
+	keep := false
+	if k.has(-1, "keepdims") {
+		kd := k.kw["keepdims"]
+		if kd == nil || !kd.hasConst {
+			return nil
+		}
+		b, isBool := kd.konst.(bool)
+		if !isBool {
+			return nil
+		}
+		keep = b
+	}
+	if k.method == "argmax" || k.method == "argmin" || k.method == "cumsum" {
+		if keep {
+			return nil
+		}
+	}
+	out := &val{name: k.e.Text, origin: fmt.Sprintf("line %d", k.e.Range.Start.Line+1), ident: new(int)}
+	out.Kind = facts.KindNDArray
+	switch k.method {
+	case "mean", "std", "var":
+		if strings.HasPrefix(a.Dtype, "float") {
+			out.Dtype = a.Dtype
+		} else if a.Dtype != "" && !isObjectDtype(a.Dtype) {
+			out.Dtype = "float64"
+		}
+	case "argmax", "argmin":
+		out.Dtype = "int64"
+	case "any", "all":
+		out.Dtype = "bool"
+	case "max", "min", "cumsum":
+		out.Dtype = a.Dtype
+	}
+	if !k.has(0, "axis") {
+		if k.method == "cumsum" {
+			out.Shape = []int{product(shape)}
+			return out
+		}
+		if keep {
+			out.Shape = make([]int, len(shape))
+			for i := range out.Shape {
+				out.Shape[i] = 1
+			}
+			return out
+		}
+		return nil // a numpy scalar: other rules model scalars by kind, not by shape ()
+	}
+	ax, ok := constInt(k.arg(0, "axis"))
+	nd := len(shape)
+	if !ok || ax >= nd || ax < -nd {
+		return nil
+	}
+	if ax < 0 {
+		ax += nd
+	}
+	switch {
+	case k.method == "cumsum":
+		out.Shape = append([]int(nil), shape...)
+	case keep:
+		out.Shape = append([]int(nil), shape...)
+		out.Shape[ax] = 1
+	default:
+		out.Shape = append(append([]int(nil), shape[:ax]...), shape[ax+1:]...)
+	}
+	return out
+}
+
 func checkAxis(c *checker, k *callInfo, a *val) {
 	axExpr := k.argExpr(-1, "axis")
 	if axExpr == nil {

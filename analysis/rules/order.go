@@ -17,8 +17,8 @@ func staleColumn(c *checker, df *val, label any) string {
 	if df == nil || !df.fromKernel || df.name == "" || !c.cellRebinds(df.name) {
 		return ""
 	}
-	s := fmt.Sprintf("column %s was already removed: %s has no %s %s, and this cell rebinds %s, so it has probably run before",
-		pyRepr(label), df.name, pyRepr(label), c.env.asOf(), df.name)
+	s := fmt.Sprintf("column %s was already removed: %s has no %s%s, and this cell rebinds %s, so it has probably run before",
+		pyRepr(label), df.name, pyRepr(label), spaced(c.env.asOf()), df.name)
 	if d := c.definedBy(df.name); d != "" {
 		s += "; " + d
 	}
@@ -64,7 +64,7 @@ func addDefinerEvidence(c *checker, f *analysis.Finding) {
 	seen := map[string]bool{}
 	for _, e := range f.Evidence {
 		name, _, ok := strings.Cut(e, ":")
-		if !ok || seen[name] || strings.ContainsAny(name, " ([.") || !c.fromKernelName(name) {
+		if !ok || seen[name] || strings.ContainsAny(name, " ([.") || !c.fromKernelName(name) || hasOverwritten(f, name) {
 			continue
 		}
 		seen[name] = true
@@ -174,4 +174,66 @@ func rebindsElsewhere(body []*analysis.Statement, skip *analysis.Statement, name
 		}
 	}
 	return false
+}
+
+// addOverwritten explains crash findings about a kernel value that a cell BELOW the checked
+// one bound last (the notebook ran out of page order, so the name no longer holds what this
+// cell was written against): the finding gets the evidence, and the name's first read in the
+// cell gets an overwritten-name warning. The warning predicts no crash of its own (the
+// finding it accompanies does), so it carries no exception.
+func addOverwritten(c *checker) {
+	if c.env.LastDefiner == nil || !c.env.HasCell || c.env.Cell < 0 {
+		return
+	}
+	warned := map[string]bool{}
+	n := len(c.findings)
+	for i := 0; i < n; i++ {
+		f := &c.findings[i]
+		if f.Exception == "" || f.Code == "overwritten-name" {
+			continue
+		}
+		for _, e := range f.Evidence {
+			name, _, ok := strings.Cut(e, ":")
+			if !ok || strings.ContainsAny(name, " ([.") || !c.fromKernelName(name) || hasOverwritten(f, name) {
+				continue
+			}
+			cell, run, ok := c.env.LastDefiner(name)
+			if !ok || cell <= c.env.Cell {
+				continue
+			}
+			line := fmt.Sprintf("%s was overwritten by cell %d (run %d), which is below this cell", name, cell+1, run)
+			f.Evidence = append(f.Evidence, line)
+			if warned[name] {
+				continue
+			}
+			warned[name] = true
+			if r, ok := firstRead(c.cf, name); ok {
+				c.findings = append(c.findings, analysis.Finding{
+					Cell: c.cellID, Source: analysis.SourceRules, Severity: analysis.SeverityWarning, Code: "overwritten-name",
+					Message: fmt.Sprintf("%s now holds what cell %d (below this one) gave it in run %d, not the value this cell expects; re-run the cell that should define %s, or rename one of the two", name, cell+1, run, name),
+					Range:   r, Evidence: []string{e, line}, Confidence: 0.8,
+				})
+			}
+		}
+	}
+}
+
+// hasOverwritten reports whether f already says name was overwritten.
+func hasOverwritten(f *analysis.Finding, name string) bool {
+	for _, e := range f.Evidence {
+		if strings.HasPrefix(e, name+" was overwritten by ") {
+			return true
+		}
+	}
+	return false
+}
+
+// firstRead returns the range of the cell's first read of name.
+func firstRead(cf *analysis.CellFacts, name string) (analysis.Range, bool) {
+	for _, u := range cf.Uses {
+		if u.Name == name {
+			return u.Range, true
+		}
+	}
+	return analysis.Range{}, false
 }

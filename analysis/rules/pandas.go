@@ -61,8 +61,11 @@ func reportMissingColumn(c *checker, r analysis.Range, literal string, label any
 	if stale := staleColumn(c, df, label); stale != "" && len(fixes) == 0 {
 		code = "stale-state"
 		evidence = append(evidence, stale)
-		msg = fmt.Sprintf("column %s is no longer in %s: an earlier run (probably of this cell, which rebinds %s) already removed it %s; re-create %s first or make the cell safe to re-run (e.g. drop(..., errors='ignore'))",
-			pyRepr(label), df.name, df.name, c.env.asOf(), df.name)
+		if call := enclosingCall(c.stmt.Value, r, "drop"); call != nil {
+			fixes = append(fixes, ignoreErrorsFix(call, literal)...)
+		}
+		msg = fmt.Sprintf("column %s is no longer in %s: an earlier run (probably of this cell, which rebinds %s) already removed it%s; re-create %s first or make the cell safe to re-run (e.g. drop(..., errors='ignore'))",
+			pyRepr(label), df.name, df.name, spaced(c.env.asOf()), df.name)
 	}
 	c.report(r, analysis.SeverityError, code, exc, msg, 0.97, evidence, fixes)
 }
@@ -641,7 +644,7 @@ func frameMethod(c *checker, k *callInfo, df *val) (*val, bool) {
 	case "astype":
 		checkAstype(c, k, df)
 		n := derived(df, k)
-		if d, ok := dtypeArg(k.arg(0, "dtype")); ok {
+		if d, ok := astypeArg(c, k); ok {
 			for i := range n.Columns {
 				n.Columns[i].Dtype = d
 				n.Columns[i].NonNumericSample = nil
@@ -802,10 +805,15 @@ func getDummies(c *checker, k *callInfo) *val {
 		}
 		n := derived(df, k)
 		if labels, ok := constLabels(k.kw["columns"]); ok {
+			var enc []facts.Column
+			for _, l := range labels {
+				col, _ := df.column(l)
+				enc = append(enc, col)
+			}
 			n.dropColumns(labels, line)
 			n.colsComplete = false
 			if len(n.Shape) == 2 {
-				n.Shape[1] = -1
+				n.Shape[1] = dummiesWidth(k, df, enc)
 			}
 			return n
 		}
@@ -816,19 +824,60 @@ func getDummies(c *checker, k *callInfo) *val {
 	}
 	n := derived(df, k)
 	var enc []any
+	var encCols []facts.Column
 	for _, col := range df.Columns {
 		if isObjectDtype(col.Dtype) || col.Dtype == "category" {
 			enc = append(enc, col.Name)
+			encCols = append(encCols, col)
 		}
 	}
 	n.dropColumns(enc, line)
 	if len(enc) > 0 {
 		n.colsComplete = false
 		if len(n.Shape) == 2 {
-			n.Shape[1] = -1
+			n.Shape[1] = dummiesWidth(k, df, encCols)
 		}
 	}
 	return n
+}
+
+// dummiesWidth is the number of columns get_dummies gives df when the distinct values of
+// every encoded column are counted on the whole frame (one column per value; a category
+// column gets one per category; NaN none): the other columns plus those, minus one per
+// encoded column with drop_first=True. -1 when unknown.
+func dummiesWidth(k *callInfo, df *val, enc []facts.Column) int {
+	if df.Sampled || len(df.Shape) != 2 || df.Shape[1] < 0 || !df.colsComplete {
+		return -1
+	}
+	if k.has(-1, "dummy_na") {
+		if v := k.kw["dummy_na"]; v == nil || !v.hasConst || v.konst != false {
+			return -1
+		}
+	}
+	dropFirst := false
+	if k.has(-1, "drop_first") {
+		v := k.kw["drop_first"]
+		if v == nil || !v.hasConst {
+			return -1
+		}
+		b, ok := v.konst.(bool)
+		if !ok {
+			return -1
+		}
+		dropFirst = b
+	}
+	width := df.Shape[1] - len(enc)
+	for _, col := range enc {
+		if col.NUnique == nil || col.Name == nil {
+			return -1
+		}
+		n := *col.NUnique
+		if dropFirst && n > 0 {
+			n--
+		}
+		width += n
+	}
+	return width
 }
 
 // seriesMethod models Series methods.
@@ -837,7 +886,7 @@ func seriesMethod(c *checker, k *callInfo, s *val) (*val, bool) {
 	case "astype":
 		checkAstype(c, k, s)
 		n := derived(s, k)
-		if d, ok := dtypeArg(k.arg(0, "dtype")); ok {
+		if d, ok := astypeArg(c, k); ok {
 			n.Dtype = d
 			if len(n.Columns) == 1 {
 				n.Columns[0].Dtype = d
@@ -998,9 +1047,41 @@ func dtypeArg(v *val) (string, bool) {
 	return "", false
 }
 
+// astypeArg reads the dtype argument of an astype call, including the builtins int, float,
+// str and bool (which visit to no value) when the cell and the kernel leave them unbound.
+func astypeArg(c *checker, k *callInfo) (string, bool) {
+	if d, ok := dtypeArg(k.arg(0, "dtype")); ok {
+		return d, true
+	}
+	x := k.argExpr(0, "dtype")
+	if x == nil || x.Kind != analysis.ExprName || k.arg(0, "dtype") != nil {
+		return "", false
+	}
+	if _, bound := c.state[x.Name]; bound {
+		return "", false
+	}
+	if f, ok := c.env.value(x.Name); ok && f.Exists {
+		return "", false
+	}
+	if c.env.Namespace != nil && c.env.Namespace[x.Name] {
+		return "", false
+	}
+	switch x.Name {
+	case "int":
+		return "int64", true
+	case "float":
+		return "float64", true
+	case "str":
+		return "object", true
+	case "bool":
+		return "bool", true
+	}
+	return "", false
+}
+
 // checkAstype reports astype(int/float) of object columns holding non-numeric strings.
 func checkAstype(c *checker, k *callInfo, v *val) {
-	d, ok := dtypeArg(k.arg(0, "dtype"))
+	d, ok := astypeArg(c, k)
 	if !ok || !isNumericDtype(d) {
 		return
 	}
@@ -1026,6 +1107,48 @@ func checkAstype(c *checker, k *callInfo, v *val) {
 	}
 	// int cast of float strings like '46.0' also fails: the inspector lists them as
 	// numeric, so stay silent.
+	if (v.Kind == facts.KindSeries || v.Kind == facts.KindDataFrame) && (strings.HasPrefix(d, "int") || strings.HasPrefix(d, "uint")) {
+		checkIntCastNaN(c, k, v, d)
+	}
+}
+
+// checkIntCastNaN reports astype(<numpy int>) of a float Series/column holding NaN or inf:
+// pandas raises IntCastingNaNError (a ValueError) instead of casting. Nullable "Int64" and
+// numpy arrays (which cast NaN to garbage) are not affected.
+func checkIntCastNaN(c *checker, k *callInfo, v *val, d string) {
+	cols := v.Columns
+	if v.Kind == facts.KindSeries && len(cols) == 0 {
+		cols = []facts.Column{{Dtype: v.Dtype}}
+	}
+	for _, col := range cols {
+		dt := col.Dtype
+		if v.Kind == facts.KindSeries && dt == "" {
+			dt = v.Dtype
+		}
+		if !strings.HasPrefix(dt, "float") {
+			continue
+		}
+		n := 0
+		if col.Nulls != nil {
+			n = *col.Nulls
+		}
+		inf := v.Kind == facts.KindSeries && v.HasInf != nil && *v.HasInf
+		if n == 0 && !inf && !(v.Kind == facts.KindSeries && v.HasNaN != nil && *v.HasNaN) {
+			continue
+		}
+		what := fmt.Sprintf("%d missing value(s)", n)
+		if n == 0 {
+			what = "missing or infinite values"
+		}
+		where := v.name
+		if v.Kind == facts.KindDataFrame {
+			where = fmt.Sprintf("column %s of %s", pyRepr(col.Name), v.name)
+		}
+		c.report(k.e.Value.NameRange, analysis.SeverityError, "nan-to-int", "IntCastingNaNError",
+			fmt.Sprintf("%s is float with %s, and astype(%s) cannot turn NaN into an integer (Cannot convert non-finite values (NA or inf) to integer); fill them first (.fillna(...)) or use the nullable 'Int64' dtype", where, what, d),
+			0.95, []string{describe(v)}, []analysis.Fix{replaceFix("Use the nullable 'Int64' dtype", k.argExpr(0, "dtype").Range, "'Int64'", false)})
+		return
+	}
 }
 
 // objectArith reports arithmetic between an object column of strings and a number.
@@ -1119,4 +1242,58 @@ func checkAggKeys(c *checker, k *callInfo, df *val) {
 			return
 		}
 	}
+}
+
+// enclosingCall returns the innermost call of method name (x.name(...)) in e whose
+// arguments contain r.
+func enclosingCall(e *analysis.Expr, r analysis.Range, name string) *analysis.Expr {
+	if e == nil || !within(r, e.Range) {
+		return nil
+	}
+	for _, sub := range append(append([]*analysis.Expr{e.Value, e.Index}, e.Args...), keywordValues(e)...) {
+		if found := enclosingCall(sub, r, name); found != nil {
+			return found
+		}
+	}
+	if e.Kind == analysis.ExprCall && e.Value != nil && e.Value.Kind == analysis.ExprAttribute && e.Value.Name == name && !within(r, e.Value.Range) {
+		return e
+	}
+	return nil
+}
+
+// keywordValues lists the values of e's keyword arguments.
+func keywordValues(e *analysis.Expr) []*analysis.Expr {
+	var out []*analysis.Expr
+	for _, k := range e.Keywords {
+		out = append(out, k.Value)
+	}
+	return out
+}
+
+// ignoreErrorsFix adds errors="ignore" to a drop call, so re-running it does nothing for
+// labels already gone. literal gives the quote style.
+func ignoreErrorsFix(call *analysis.Expr, literal string) []analysis.Fix {
+	if call.Keyword("errors") != nil || !strings.HasSuffix(call.Text, ")") || call.Range.End.Character == 0 {
+		return nil
+	}
+	for _, k := range call.Keywords {
+		if k.Name == "" {
+			return nil // **kwargs may hold errors already
+		}
+	}
+	inner := strings.TrimSpace(strings.TrimSuffix(call.Text, ")"))
+	sep := ", "
+	if strings.HasSuffix(inner, ",") {
+		sep = " "
+	} else if strings.HasSuffix(inner, "(") {
+		sep = ""
+	}
+	at := call.Range.End
+	at.Character--
+	if strings.HasSuffix(strings.TrimSuffix(call.Text, ")"), "\n") || inner != strings.TrimRight(strings.TrimSuffix(call.Text, ")"), " \t") {
+		return nil // the closing parenthesis has its own line or spacing: leave it to the user
+	}
+	text := sep + "errors=" + quoteLike(literal, "ignore")
+	return []analysis.Fix{{Title: "Ignore labels already dropped (errors=" + quoteLike(literal, "ignore") + ")",
+		Edits: []analysis.Edit{{Range: analysis.Range{Start: at, End: at}, NewText: text}}}}
 }

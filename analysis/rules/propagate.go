@@ -122,6 +122,9 @@ func (c *checker) lookup(name string) *val {
 		return nil
 	}
 	if f, ok := c.env.value(name); ok && f.Exists {
+		if shadowable[name] && !plainData(f) {
+			return nil // the builtin itself: the rules know it by name
+		}
 		return fromFacts(name, f, c.env)
 	}
 	if m := conventionalModule(name, c); m != "" {
@@ -226,6 +229,9 @@ func (c *checker) statement(s *analysis.Statement) {
 					0.95, []string{describe(it)}, fixes)
 			}
 			checkDropInLoop(c, s, c.vals[s.Value])
+			if c.runsOnce(s) {
+				c.firstIteration(s)
+			}
 		}
 		touched := map[string]bool{}
 		touchedBy(s.Body, touched)
@@ -266,6 +272,70 @@ func (c *checker) statement(s *analysis.Statement) {
 	default:
 		c.visit(s.Value)
 	}
+}
+
+// runsOnce reports whether a for loop certainly runs its body at least once: it iterates
+// over range() of constants with a non-empty range, or a value of known non-zero length.
+func (c *checker) runsOnce(s *analysis.Statement) bool {
+	it := s.Value
+	if it == nil {
+		return false
+	}
+	if it.Kind == analysis.ExprCall && it.Value != nil && it.Value.Kind == analysis.ExprName && it.Value.Name == "range" && len(it.Keywords) == 0 {
+		if _, rebound := c.state["range"]; rebound {
+			return false
+		}
+		var n []int
+		for _, a := range it.Args {
+			x, ok := constInt(c.vals[a])
+			if !ok || a.Starred {
+				return false
+			}
+			n = append(n, x)
+		}
+		switch len(n) {
+		case 1:
+			return n[0] >= 1
+		case 2:
+			return n[1] > n[0]
+		case 3:
+			return n[2] > 0 && n[1] > n[0]
+		}
+		return false
+	}
+	v := c.vals[it]
+	if v == nil || (v.Kind != facts.KindList && v.Kind != facts.KindTuple && v.Kind != facts.KindNDArray && v.Kind != facts.KindTensor) {
+		return false
+	}
+	n, ok := v.rows()
+	if v.hasConst {
+		if l, isList := v.konst.([]any); isList {
+			n, ok = len(l), true
+		}
+	}
+	return ok && n > 0
+}
+
+// firstIteration checks the leading straight-line statements of a loop body that certainly
+// runs, as its first iteration runs them: with the facts from before the loop, so a crash
+// there stays certain (a training loop's `out = model(X)`). It stops at the first statement
+// that may branch (if, break, nested loops...). The loop variables are unknown.
+func (c *checker) firstIteration(s *analysis.Statement) {
+	for _, t := range s.Targets {
+		c.assign(t, nil, nil)
+	}
+	for _, b := range s.Body {
+		switch b.Kind {
+		case analysis.StmtAssign, analysis.StmtAnnAssign, analysis.StmtAugAssign, analysis.StmtExpr:
+		default:
+			return
+		}
+		c.statement(b)
+		if c.cellFailed {
+			return
+		}
+	}
+	c.stmt, c.stmtFailed = s, false
 }
 
 // within reports whether r lies inside outer.
@@ -363,7 +433,7 @@ func (c *checker) assign(t *analysis.Expr, v *val, src *analysis.Expr) {
 		if v != nil && v.ident == nil {
 			v.ident = new(int)
 		}
-		if v != nil && v.origin == "" {
+		if v != nil && v.origin == "" && !v.fromKernel {
 			v.origin = "line " + itoa(t.Range.Start.Line+1)
 		}
 		c.bindName(t.Name, v)
@@ -630,6 +700,7 @@ func (c *checker) visit(e *analysis.Expr) *val {
 		}
 		if e.Kind == analysis.ExprCompare {
 			checkCompare(c, e, a, b)
+			v = tensorCompare(e, a, b)
 		}
 	case analysis.ExprLambda:
 		// its body runs later, if ever
@@ -911,7 +982,7 @@ var callFamilies = []func(c *checker, k *callInfo) (*val, bool){
 // functions.
 func (c *checker) unknownCall(k *callInfo) {
 	if k.method != "" {
-		if r := rootName(k.recvExpr()); r != "" && mutableKind(k.recv) && !pureMethod(k.recv, k.method) {
+		if r := rootName(k.recvExpr()); r != "" && mutableKind(k.recv) && !pureMethod(k.recv, k.method) && !accessorCall(k) {
 			c.forget(r)
 		}
 	}
@@ -953,6 +1024,14 @@ func mutableKind(v *val) bool {
 }
 
 // pureMethod reports methods known not to change their receiver.
+// accessorCall reports a method of pandas' .str/.dt/.cat accessors (s.str.len()): they
+// return new objects and never change the frame.
+func accessorCall(k *callInfo) bool {
+	r := k.recvExpr()
+	return r != nil && r.Kind == analysis.ExprAttribute && (r.Name == "str" || r.Name == "dt" || r.Name == "cat") &&
+		k.method != "set_categories" && k.method != "add_categories" && k.method != "rename_categories" && k.method != "remove_categories"
+}
+
 func pureMethod(_ *val, m string) bool {
 	switch m {
 	case "head", "tail", "describe", "info", "copy", "sum", "mean", "median", "std", "var", "min", "max",
@@ -971,7 +1050,8 @@ func pureMethod(_ *val, m string) bool {
 		"skew", "kurt", "sem", "add", "sub", "mul", "div", "eq", "ne", "lt", "gt", "le", "ge", "between",
 		"to_json", "to_excel", "to_parquet", "to_pickle", "to_string", "to_markdown", "to_html", "equals",
 		"view", "reshape", "squeeze", "unsqueeze", "flatten", "ravel", "t", "permute",
-		"float", "double", "long", "int", "to", "cuda", "contiguous", "clone", "argsort", "topk":
+		"float", "double", "long", "int", "to", "cuda", "contiguous", "clone", "argsort", "topk",
+		"astype", "groupby":
 		return true
 	}
 	return false
@@ -1049,3 +1129,15 @@ func membershipKeys(e *analysis.Expr) []string {
 var readOnlyBuiltin = set("print", "len", "str", "repr", "int", "float", "bool", "type", "isinstance", "id",
 	"sorted", "sum", "min", "max", "abs", "round", "range", "enumerate", "zip", "list", "tuple", "set", "dict",
 	"hasattr", "getattr", "display", "format", "any", "all", "iter", "hash")
+
+// plainData reports a value of a builtin data type, which is never callable.
+func plainData(f facts.Value) bool {
+	if f.Callable != nil && !*f.Callable {
+		return true
+	}
+	switch f.Kind {
+	case facts.KindBool, facts.KindInt, facts.KindFloat, facts.KindStr, facts.KindList, facts.KindTuple, facts.KindDict, facts.KindSet:
+		return f.Type == f.Kind // exactly the builtin type, not a callable subclass
+	}
+	return false
+}

@@ -79,7 +79,7 @@ func checkNames(c *checker) {
 		if !missing {
 			continue
 		}
-		ev := []string{fmt.Sprintf("%s is not defined in the kernel (%s)", u.Name, c.env.asOf())}
+		ev := []string{fmt.Sprintf("%s is not defined in the kernel%s", u.Name, paren(c.env.asOf()))}
 		var fixes []analysis.Fix
 		msg := fmt.Sprintf("name '%s' is not defined: no cell that ran defined it, and this cell reads it before binding it", u.Name)
 		if u.InFunction != "" {
@@ -492,7 +492,7 @@ var fixedCall = map[string]string{"size": "", "shape": "", "values": "", "column
 func notCallable(c *checker, k *callInfo) bool {
 	callee := k.e.Value
 	if callee == nil || callee.Kind != analysis.ExprAttribute || k.recv == nil {
-		if k.fn != nil && k.fn.fromKernel && k.fn.Callable != nil && !*k.fn.Callable && k.fn.Kind != facts.KindModule {
+		if k.fn != nil && k.fn.fromKernel && plainData(k.fn.Value) && k.fn.Kind != facts.KindModule {
 			c.report(k.e.Range, analysis.SeverityError, "not-callable", "TypeError",
 				fmt.Sprintf("%s is not callable ('%s' object is not callable)", k.fn.name, pyTypeName(k.fn)),
 				0.93, []string{describe(k.fn)}, nil)

@@ -23,14 +23,17 @@ import (
 //	                Marker lines are removed from the cell text. No marker: no finding.
 //	-- facts.json --  the facts.Inspection the inspector reports for rules.Wanted(cell)
 //	                (captured from a real kernel with -update, or written by hand).
+//	-- env.json --  optional: notebook facts judge/lsp add to the Env, as
+//	                {"cell": 3, "definers": {"model": [9, 14]}} (the checked cell's index;
+//	                name -> [index of the cell that last bound it, its execution order]).
 //	-- setup.py --  optional: code that builds the kernel state; the live test runs it in a
 //	                real kernel, inspects Wanted(cell), checks, then runs the cell to prove
 //	                the predicted exception (or its absence) is real.
 //
 // A fix="..." expectation is compared with the first edit of the preferred fix (or of the
-// first fix when none is preferred).
+// first fix when none is preferred); `nofix` expects a finding without fixes.
 
-var markerRE = regexp.MustCompile(`^#?( *)(\^+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s+fix=(".*"))?\s*$`)
+var markerRE = regexp.MustCompile(`^#?( *)(\^+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s+fix=(".*")|\s+(nofix))?\s*$`)
 
 type want struct {
 	rng       analysis.Range
@@ -38,6 +41,7 @@ type want struct {
 	severity  analysis.Severity
 	exception string
 	fix       *string
+	noFix     bool
 }
 
 type scenario struct {
@@ -45,7 +49,35 @@ type scenario struct {
 	cell  string
 	facts *facts.Inspection
 	setup string
+	env   *envExtra
 	want  []want
+}
+
+// envExtra is the optional env.json section: what judge/lsp know about the notebook besides
+// the kernel's facts (the checked cell's index, and the cell and run that last bound names).
+type envExtra struct {
+	Cell     *int             `json:"cell"`
+	Definers map[string][]int `json:"definers"` // name -> [cell index, execution order]
+}
+
+// apply adds the notebook facts to env.
+func (x *envExtra) apply(env *rules.Env) *rules.Env {
+	if x == nil {
+		return env
+	}
+	if x.Cell != nil {
+		env.Cell, env.HasCell = *x.Cell, true
+	}
+	if x.Definers != nil {
+		env.LastDefiner = func(name string) (int, int, bool) {
+			d, ok := x.Definers[name]
+			if !ok || len(d) != 2 {
+				return 0, 0, false
+			}
+			return d[0], d[1], true
+		}
+	}
+	return env
 }
 
 func parseScenario(t *testing.T, path string) *scenario {
@@ -78,6 +110,7 @@ func parseScenario(t *testing.T, path string) *scenario {
 					}
 					w.fix = &s
 				}
+				w.noFix = m[7] != ""
 				if w.exception == "-" {
 					w.exception = ""
 				}
@@ -91,6 +124,11 @@ func parseScenario(t *testing.T, path string) *scenario {
 			}
 		case "setup.py":
 			sc.setup = string(f.Data)
+		case "env.json":
+			sc.env = &envExtra{}
+			if err := json.Unmarshal(f.Data, sc.env); err != nil {
+				t.Fatalf("%s: env.json: %v", path, err)
+			}
 		default:
 			t.Fatalf("%s: unknown section %q", path, f.Name)
 		}
@@ -133,6 +171,9 @@ func compare(t *testing.T, sc *scenario, got []analysis.Finding) {
 				if text, ok := fixText(g); !ok || text != *w.fix {
 					t.Errorf("%s: %s at %s: fix = %q, want %q (fixes %+v)", sc.path, w.code, rangeText(w.rng), text, *w.fix, g.Fixes)
 				}
+			}
+			if w.noFix && len(g.Fixes) > 0 {
+				t.Errorf("%s: %s at %s: want no fix, got %+v", sc.path, w.code, rangeText(w.rng), g.Fixes)
 			}
 			used[i], found = true, true
 			break
@@ -187,7 +228,7 @@ func TestScenarios(t *testing.T) {
 			cf := analysis.ParseCell(sc.cell)
 			rules.SetPanicHook(func(r any) { t.Errorf("rule panic: %v", r) })
 			defer rules.SetPanicHook(nil)
-			got := rules.Check("cell", cf, envFrom(sc.facts))
+			got := rules.Check("cell", cf, sc.env.apply(envFrom(sc.facts)))
 			compare(t, sc, got)
 		})
 	}

@@ -274,6 +274,17 @@ func methodResult(k *callInfo, est *val, info estInfo, X *val) *val {
 	switch k.method {
 	case "predict":
 		out.Shape = []int{rows}
+	case "predict_proba", "predict_log_proba", "decision_function":
+		// One column per class (decision_function: one value per sample for two classes).
+		n := len(est.Estimator.Classes)
+		if n == 0 || info.kind != "classifier" {
+			return nil
+		}
+		out.Dtype = "float64"
+		out.Shape = []int{rows, n}
+		if k.method == "decision_function" && n == 2 {
+			out.Shape = []int{rows}
+		}
 	case "transform", "fit_transform":
 		if info.shapeIn {
 			if n, ok := X.ncols(); ok {
@@ -328,19 +339,62 @@ func labelsOut(X *val, k *callInfo) *val {
 	return out
 }
 
-// reportNotFitted reports a prediction method on an unfitted estimator.
+// reportNotFitted reports a prediction method on an unfitted estimator, with a fix that
+// fits it first when the notebook holds an obvious training set.
 func reportNotFitted(c *checker, k *callInfo, est *val) {
 	class := est.Estimator.Class
 	msg := fmt.Sprintf("%s (%s) is not fitted yet, so .%s() raises NotFittedError; call %s.fit(...) first", est.name, class, k.method, est.name)
 	var fixes []analysis.Fix
-	if name := k.recvName(); name != "" && k.method != "transform" && c.nameExists("X_train") && c.nameExists("y_train") {
-		at := c.stmt.Range.Start
-		fixes = append(fixes, analysis.Fix{Title: fmt.Sprintf("Fit %s on X_train, y_train first", name),
-			Edits: []analysis.Edit{{Range: analysis.Range{Start: at, End: at},
-				NewText: name + ".fit(X_train, y_train)\n" + strings.Repeat(" ", at.Character)}}})
+	if name := k.recvName(); name != "" {
+		if args := trainingArgs(c, k, class); args != "" {
+			at := c.stmt.Range.Start
+			fixes = append(fixes, analysis.Fix{Title: fmt.Sprintf("Fit %s on %s first", name, args),
+				Edits: []analysis.Edit{{Range: analysis.Range{Start: at, End: at},
+					NewText: name + ".fit(" + args + ")\n" + strings.Repeat(" ", at.Character)}}})
+		}
 	}
 	c.report(k.e.Value.NameRange, analysis.SeverityError, "not-fitted", "NotFittedError", msg, 0.97,
 		[]string{describe(est)}, fixes)
+}
+
+// trainingPairs are the conventional names of a training set, most specific first.
+var trainingPairs = [][2]string{{"X_train", "y_train"}, {"x_train", "y_train"}, {"X", "y"}}
+
+// trainingArgs returns the arguments of the fit call an unfitted estimator obviously needs
+// ("X_train, y_train"; "X_train" for transformers and clusterers), or "" when no training
+// set is certain: both names must be bound, with known and equal lengths, and the features
+// must match the columns of the data the call passes.
+func trainingArgs(c *checker, k *callInfo, class string) string {
+	info, ok := estimators[class]
+	if !ok {
+		return ""
+	}
+	supervised := info.kind == "classifier" || info.kind == "regressor"
+	if !supervised && info.kind != "transformer" && info.kind != "cluster" {
+		return ""
+	}
+	passed := k.arg(0, "X")
+	for _, p := range trainingPairs {
+		X := c.lookup(p[0])
+		n, ok := X.rows()
+		if !ok || n == 0 || !(X.Kind == facts.KindDataFrame || X.Kind == facts.KindNDArray) {
+			continue
+		}
+		if want, ok := passed.ncols(); ok {
+			if have, ok := X.ncols(); !ok || have != want {
+				continue
+			}
+		}
+		if !supervised {
+			return p[0]
+		}
+		y := c.lookup(p[1])
+		if m, ok := y.rows(); !ok || m != n {
+			continue
+		}
+		return p[0] + ", " + p[1]
+	}
+	return ""
 }
 
 // nameExists reports whether name is bound in the kernel or earlier in the cell.

@@ -96,21 +96,90 @@ func torchAttr(c *checker, e *analysis.Expr, base *val) *val {
 	switch e.Name {
 	case "T", "mT":
 		if base.Shape != nil {
-			n := base.clone()
-			n.name, n.ident = e.Text, new(int)
-			for i, j := 0, len(n.Shape)-1; i < j; i, j = i+1, j-1 {
-				n.Shape[i], n.Shape[j] = n.Shape[j], n.Shape[i]
+			nd := len(base.Shape)
+			perm := make([]int, nd)
+			for i := range perm {
+				perm[i] = nd - 1 - i
 			}
-			if len(n.Shape) >= 2 {
-				f := false
-				n.Contiguous = &f
+			if e.Name == "mT" {
+				if nd < 2 {
+					return nil
+				}
+				for i := range perm {
+					perm[i] = i
+				}
+				perm[nd-2], perm[nd-1] = nd-1, nd-2
 			}
-			return n
+			return permuted(base, perm, e.Text)
 		}
 	case "shape":
 		return numpyAttr(c, e, base)
 	}
 	return &val{bound: base, name: e.Text}
+}
+
+// permuted is t with its dimensions reordered by perm (result dimension i is t's perm[i]).
+// Contiguity follows from t's: a C-contiguous tensor stays contiguous only when the
+// dimensions larger than 1 keep their order; of a tensor already not contiguous nothing is
+// known (a Fortran-ordered one becomes contiguous when transposed).
+func permuted(t *val, perm []int, text string) *val {
+	n := t.clone()
+	n.name, n.ident = text, new(int)
+	shape := make([]int, len(perm))
+	for i, p := range perm {
+		if p < 0 || p >= len(t.Shape) {
+			n.Shape, n.Contiguous = nil, nil
+			return n
+		}
+		shape[i] = t.Shape[p]
+	}
+	n.Shape = shape
+	n.Contiguous = nil
+	if t.Contiguous == nil || !*t.Contiguous {
+		return n
+	}
+	last, inOrder := -1, true
+	for _, p := range perm {
+		d := t.Shape[p]
+		if d < 0 {
+			return n // an unknown size might be 1
+		}
+		if d == 1 {
+			continue
+		}
+		if p < last {
+			inOrder = false
+		}
+		last = p
+	}
+	n.Contiguous = &inOrder
+	return n
+}
+
+// tensorCompare models `t == 2` (and the other comparisons) of a tensor with a Python
+// number: a bool tensor of the same shape on the same device.
+func tensorCompare(e *analysis.Expr, a, b *val) *val {
+	if len(e.Args) != 2 {
+		return nil
+	}
+	switch e.Name {
+	case "==", "!=", "<", ">", "<=", ">=":
+	default:
+		return nil
+	}
+	t, other := a, b
+	if t == nil || t.Kind != facts.KindTensor {
+		t, other = b, a
+	}
+	if t == nil || t.Kind != facts.KindTensor || other == nil || (other.Kind != facts.KindInt && other.Kind != facts.KindFloat) {
+		return nil
+	}
+	out := newTensor(e.Text, append([]int(nil), t.Shape...), "torch.bool", t.Device)
+	if t.Shape == nil {
+		out.Shape = nil
+	}
+	out.origin = fmt.Sprintf("line %d", e.Range.Start.Line+1)
+	return out
 }
 
 // torchSubscript checks constant indices on tensors.
@@ -144,16 +213,35 @@ func layerCtor(k *callInfo, class string) *val {
 	case "BatchNorm1d", "BatchNorm2d":
 		m.Layers = []facts.Layer{{Class: class, InFeatures: intArg(0, "num_features"), OutFeatures: intArg(0, "num_features")}}
 	case "Sequential":
+		var ctors []*analysis.Expr
 		for _, a := range k.args {
 			if a == nil || a.Module == nil || len(a.Module.Layers) == 0 {
 				m.Layers = append(m.Layers, facts.Layer{Class: "?"})
+				ctors = append(ctors, nil)
 				continue
 			}
 			m.Layers = append(m.Layers, a.Module.Layers...)
+			if len(a.layerCtors) == len(a.Module.Layers) {
+				ctors = append(ctors, a.layerCtors...)
+			} else {
+				ctors = append(ctors, make([]*analysis.Expr, len(a.Module.Layers))...)
+			}
 		}
+		v := moduleVal(k, m)
+		v.layerCtors = ctors
+		return v
 	default:
 		m.Layers = []facts.Layer{{Class: class}}
 	}
+	v := moduleVal(k, m)
+	if len(m.Layers) == 1 {
+		v.layerCtors = []*analysis.Expr{k.e}
+	}
+	return v
+}
+
+// moduleVal wraps a module built by the call k.
+func moduleVal(k *callInfo, m *facts.Module) *val {
 	if len(m.Layers) > 0 {
 		first, last := m.Layers[0], m.Layers[len(m.Layers)-1]
 		m.First, m.Last = &first, &last
@@ -288,6 +376,11 @@ func tensorFrom(c *checker, k *callInfo, fn string) *val {
 	}
 	t := newTensor(k.e.Text, shape, dt, dev)
 	t.HasNaN = x.HasNaN
+	if x.Kind == facts.KindNDArray || x.Kind == facts.KindTensor {
+		// torch keeps the array's strides: a Fortran-ordered array gives a tensor that is
+		// not contiguous (and becomes contiguous when transposed).
+		t.Contiguous = x.Contiguous
+	}
 	return t
 }
 
@@ -300,7 +393,7 @@ func tensorMethod(c *checker, k *callInfo, t *val) (*val, bool) {
 		return n
 	}
 	switch k.method {
-	case "float", "double", "long", "int", "half":
+	case "float", "double", "long", "int", "half", "bool":
 		n := cp()
 		n.Dtype = tdtype(k.method)
 		return n, true
@@ -335,33 +428,64 @@ func tensorMethod(c *checker, k *callInfo, t *val) (*val, bool) {
 		}
 		return n, true
 	case "t", "transpose", "permute":
-		n := cp()
-		f := false
-		n.Contiguous = &f
-		if k.method == "t" && len(n.Shape) == 2 {
-			n.Shape[0], n.Shape[1] = n.Shape[1], n.Shape[0]
-		} else if k.method == "transpose" {
+		nd := len(t.Shape)
+		var perm []int
+		if t.Shape != nil {
+			perm = make([]int, nd)
+			for i := range perm {
+				perm[i] = i
+			}
+		}
+		switch {
+		case perm == nil:
+		case k.method == "t" && nd == 2:
+			perm[0], perm[1] = 1, 0
+		case k.method == "t" && nd < 2:
+		case k.method == "transpose":
 			a, ok1 := constInt(k.arg(0, "dim0"))
 			b, ok2 := constInt(k.arg(1, "dim1"))
-			nd := len(n.Shape)
-			if ok1 && ok2 && nd > 0 {
-				if a < 0 {
-					a += nd
-				}
-				if b < 0 {
-					b += nd
-				}
-				if a >= 0 && b >= 0 && a < nd && b < nd {
-					n.Shape[a], n.Shape[b] = n.Shape[b], n.Shape[a]
-				} else {
-					n.Shape = nil
-				}
-			} else {
-				n.Shape = nil
+			if a < 0 {
+				a += nd
 			}
-		} else {
-			n.Shape = nil
+			if b < 0 {
+				b += nd
+			}
+			if ok1 && ok2 && a >= 0 && b >= 0 && a < nd && b < nd {
+				perm[a], perm[b] = perm[b], perm[a]
+			} else {
+				perm = nil
+			}
+		case k.method == "permute":
+			dims := k.args
+			if len(k.args) == 1 && k.args[0] != nil && (k.args[0].Kind == facts.KindTuple || k.args[0].Kind == facts.KindList) {
+				dims = k.args[0].elems
+			}
+			if len(dims) != nd {
+				perm = nil
+				break
+			}
+			for i, d := range dims {
+				x, ok := constInt(d)
+				if x < 0 {
+					x += nd
+				}
+				if !ok || x < 0 || x >= nd {
+					perm = nil
+					break
+				}
+				perm[i] = x
+			}
+		default:
+			perm = nil
 		}
+		if perm == nil {
+			n := cp()
+			n.Shape, n.Contiguous = nil, nil
+			return n, true
+		}
+		n := permuted(t, perm, k.e.Text)
+		n.origin = fmt.Sprintf("line %d", k.e.Range.Start.Line+1)
+		n.fromKernel = false
 		return n, true
 	case "view":
 		if t.Contiguous != nil && !*t.Contiguous {
@@ -458,13 +582,9 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 	// device: parameters on one device, input on another
 	if dev := firstDevice(m); dev != "" && x.Device != "" && deviceKind(dev) != deviceKind(x.Device) && hasWeights(first.Class) {
 		fix := replaceFix("Move the input to the model's device", xExpr.Range, xExpr.Text+".to("+deviceExpr(c, dev)+")", true)
-		sev, conf := analysis.SeverityError, 0.93
-		if !exact {
-			sev, conf = analysis.SeverityWarning, 0.75
-		}
-		c.report(xExpr.Range, sev, "device-mismatch", "RuntimeError",
+		reportModule(c, exact, xExpr.Range, 0.93, "device-mismatch", "RuntimeError",
 			fmt.Sprintf("%s is on %s but %s's parameters are on %s (Expected all tensors to be on the same device)", x.name, x.Device, m.name, dev),
-			conf, []string{describe(x), describe(m)}, []analysis.Fix{fix})
+			[]string{describe(x), describe(m)}, []analysis.Fix{fix})
 		return nil
 	}
 	// dtype: float64 (or integer) input into float32 weights
@@ -482,19 +602,15 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 		if strings.HasPrefix(first.Class, "Conv") {
 			detail = "Input type and bias type should be the same"
 		}
-		sev, conf := analysis.SeverityError, 0.95
-		if !exact {
-			sev, conf = analysis.SeverityWarning, 0.8
-		}
-		c.report(xExpr.Range, sev, "dtype-mismatch", "RuntimeError",
+		reportModule(c, exact, xExpr.Range, 0.95, "dtype-mismatch", "RuntimeError",
 			fmt.Sprintf("%s has dtype %s but %s's weights are %s (%s)", x.name, tdtype(x.Dtype), m.name, tdtype(mdt), detail),
-			conf, []string{describe(x), describe(m)}, fixes)
+			[]string{describe(x), describe(m)}, fixes)
 		return nil
 	}
 	if first.Class == "Embedding" && x.Dtype != "" && isFloatT(x.Dtype) {
-		c.report(xExpr.Range, analysis.SeverityError, "dtype-mismatch", "RuntimeError",
+		reportModule(c, exact, xExpr.Range, 0.9, "dtype-mismatch", "RuntimeError",
 			fmt.Sprintf("%s has dtype %s, but an Embedding takes integer indices (Long or Int)", x.name, tdtype(x.Dtype)),
-			0.9, []string{describe(x), describe(m)}, []analysis.Fix{replaceFix("Convert indices with .long()", xExpr.Range, xExpr.Text+".long()", true)})
+			[]string{describe(x), describe(m)}, []analysis.Fix{replaceFix("Convert indices with .long()", xExpr.Range, xExpr.Text+".long()", true)})
 		return nil
 	}
 	shape := append([]int(nil), x.Shape...)
@@ -514,6 +630,9 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 			}
 			last := shape[len(shape)-1]
 			if l.InFeatures != nil && last >= 0 && last != *l.InFeatures {
+				if !exact && mayReshapeTo(x.Shape, *l.InFeatures) {
+					return nil // forward probably flattens or views the input first
+				}
 				rows := 1
 				for _, d := range shape[:len(shape)-1] {
 					rows *= d
@@ -528,14 +647,10 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 					where = fmt.Sprintf("layer %d (%s)", i, l.Class)
 					got = fmt.Sprintf("the layers before it produce %d (input %s of shape %s)", last, x.name, shapeTuple(x.Shape))
 				}
-				sev, conf := analysis.SeverityError, 0.96
-				if !exact {
-					sev, conf = analysis.SeverityWarning, 0.7
-				}
-				c.report(xExpr.Range, sev, "linear-in-features", "RuntimeError",
+				reportModule(c, exact, xExpr.Range, 0.96, "linear-in-features", "RuntimeError",
 					fmt.Sprintf("%s expects %d input features at %s, but %s: mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%s)",
 						m.name, *l.InFeatures, where, got, rows, last, *l.InFeatures, out),
-					conf, []string{describe(x), describe(m)}, nil)
+					[]string{describe(x), describe(m)}, layerArgFix(m, i, 0, "in_features", last))
 				return nil
 			}
 			if l.OutFeatures == nil {
@@ -554,18 +669,20 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 				return nil
 			}
 			if l.InChannels != nil && ch >= 0 && ch != *l.InChannels {
-				sev, conf := analysis.SeverityError, 0.95
-				if !exact {
-					sev, conf = analysis.SeverityWarning, 0.7
+				if !exact && containsInt(shape, *l.InChannels) {
+					return nil // forward probably permutes the channels into place first
 				}
 				hint := ""
-				if len(shape) == spatial+2 && shape[len(shape)-1] == *l.InChannels {
-					hint = "; the channels look last (NHWC): permute to NCHW with .permute(0, 3, 1, 2)"
+				fixes := layerArgFix(m, i, 0, "in_channels", ch)
+				if len(shape) == spatial+2 && shape[len(shape)-1] == *l.InChannels && i == 0 {
+					perm := channelsFirst(spatial)
+					hint = "; the channels look last: move them to dimension 1 with " + perm
+					fixes = []analysis.Fix{replaceFix("Move the channels first with "+perm, xExpr.Range, xExpr.Text+perm, true)}
 				}
-				c.report(xExpr.Range, sev, "conv-in-channels", "RuntimeError",
+				reportModule(c, exact, xExpr.Range, 0.95, "conv-in-channels", "RuntimeError",
 					fmt.Sprintf("%s's %s expects %d input channels, but %s has %d at dimension %d (shape %s)%s",
 						m.name, l.Class, *l.InChannels, x.name, ch, len(shape)-spatial-1, shapeTuple(x.Shape), hint),
-					conf, []string{describe(x), describe(m)}, nil)
+					[]string{describe(x), describe(m)}, fixes)
 				return nil
 			}
 			if l.OutChannels == nil || len(shape) != spatial+2 {
@@ -577,26 +694,18 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 				return nil
 			}
 			last := shape[len(shape)-1]
-			if l.InFeatures != nil && last >= 0 && last != *l.InFeatures {
-				sev, conf := analysis.SeverityError, 0.95
-				if !exact {
-					sev, conf = analysis.SeverityWarning, 0.7
-				}
-				c.report(xExpr.Range, sev, "linear-in-features", "RuntimeError",
+			if l.InFeatures != nil && last >= 0 && last != *l.InFeatures && (exact || !mayReshapeTo(x.Shape, *l.InFeatures)) {
+				reportModule(c, exact, xExpr.Range, 0.95, "linear-in-features", "RuntimeError",
 					fmt.Sprintf("%s's %s has input_size %d, but %s's last dimension is %d (input.size(-1) must be equal to input_size. Expected %d, got %d)",
 						m.name, l.Class, *l.InFeatures, x.name, last, *l.InFeatures, last),
-					conf, []string{describe(x), describe(m)}, nil)
+					[]string{describe(x), describe(m)}, layerArgFix(m, i, 0, "input_size", last))
 			}
 			return nil
 		case l.Class == "Embedding":
 			if i == 0 && l.NumEmbedding != nil && x.Max != nil && *x.Max >= float64(*l.NumEmbedding) {
-				sev, conf := analysis.SeverityError, 0.95
-				if !exact {
-					sev, conf = analysis.SeverityWarning, 0.7
-				}
-				c.report(xExpr.Range, sev, "index-out-of-range", "IndexError",
+				reportModule(c, exact, xExpr.Range, 0.95, "index-out-of-range", "IndexError",
 					fmt.Sprintf("%s holds index %g, but %s's Embedding has only %d rows (index out of range in self); raise num_embeddings or re-encode the indices", x.name, *x.Max, m.name, *l.NumEmbedding),
-					conf, []string{describe(x) + fmt.Sprintf(", max %g", *x.Max), describe(m)}, nil)
+					[]string{describe(x) + fmt.Sprintf(", max %g", *x.Max), describe(m)}, nil)
 				return nil
 			}
 			if l.EmbeddingDim == nil {
@@ -605,14 +714,10 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 			shape = append(shape, *l.EmbeddingDim)
 		case (l.Class == "BatchNorm1d" || l.Class == "BatchNorm2d") && l.InFeatures != nil && len(shape) >= 2:
 			if shape[1] >= 0 && shape[1] != *l.InFeatures {
-				sev, conf := analysis.SeverityError, 0.93
-				if !exact {
-					sev, conf = analysis.SeverityWarning, 0.7
-				}
-				c.report(xExpr.Range, sev, "linear-in-features", "RuntimeError",
+				reportModule(c, exact, xExpr.Range, 0.93, "linear-in-features", "RuntimeError",
 					fmt.Sprintf("%s's %s at layer %d normalises %d features, but it receives %d (running_mean should contain %d elements not %d)",
 						m.name, l.Class, i, *l.InFeatures, shape[1], shape[1], *l.InFeatures),
-					conf, []string{describe(x), describe(m)}, nil)
+					[]string{describe(x), describe(m)}, layerArgFix(m, i, 0, "num_features", shape[1]))
 				return nil
 			}
 		case passThrough[l.Class]:
@@ -639,6 +744,77 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 	out := newTensor(k.e.Text, shape, x.Dtype, x.Device)
 	out.origin = fmt.Sprintf("line %d", k.e.Range.Start.Line+1)
 	return out
+}
+
+// reportModule reports what calling a module with its input will raise. Only a Sequential
+// of known layers or a bare layer runs its registered layers in order on the input: a custom
+// nn.Module's forward may view, flatten, permute, convert or move the input before its first
+// registered layer, so there the finding is only an information hint that predicts no crash.
+func reportModule(c *checker, exact bool, r analysis.Range, conf float64, code, exc, msg string, evidence []string, fixes []analysis.Fix) {
+	if exact {
+		c.report(r, analysis.SeverityError, code, exc, msg, conf, evidence, fixes)
+		return
+	}
+	c.report(r, analysis.SeverityInfo, code, "",
+		"if forward() passes the input to its first registered layer unchanged: "+msg+" (this module has its own forward, which may reshape the input first)",
+		0.4, evidence, fixes)
+}
+
+// mayReshapeTo reports whether some view of shape could end in a dimension of n: n is the
+// product of a run of its trailing dimensions (x.view(-1, 32*32*3), x.flatten(1)), or a
+// dimension is unknown.
+func mayReshapeTo(shape []int, n int) bool {
+	p := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		if shape[i] < 0 {
+			return true
+		}
+		p *= shape[i]
+		if p == n {
+			return true
+		}
+	}
+	return false
+}
+
+// channelsFirst is the permute call that moves the last dimension of a batch with spatial
+// dimensions to dimension 1: .permute(0, 3, 1, 2) for images.
+func channelsFirst(spatial int) string {
+	dims := []string{"0", itoa(spatial + 1)}
+	for d := 1; d <= spatial; d++ {
+		dims = append(dims, itoa(d))
+	}
+	return ".permute(" + strings.Join(dims, ", ") + ")"
+}
+
+// containsInt reports whether xs holds n.
+func containsInt(xs []int, n int) bool {
+	for _, x := range xs {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
+// layerArgFix rewrites argument pos (or keyword kw) of layer i's constructor to n, when the
+// layer was built in this cell and the argument is an integer literal.
+func layerArgFix(m *val, i, pos int, kw string, n int) []analysis.Fix {
+	if i < 0 || i >= len(m.layerCtors) || m.layerCtors[i] == nil || n < 0 {
+		return nil
+	}
+	ctor := m.layerCtors[i]
+	a := ctor.Keyword(kw)
+	if a == nil && pos < len(ctor.Args) && !ctor.Args[pos].Starred {
+		a = ctor.Args[pos]
+	}
+	if a == nil || a.Kind != analysis.ExprConst {
+		return nil
+	}
+	if _, isInt := a.Const.(int64); !isInt {
+		return nil
+	}
+	return []analysis.Fix{replaceFix(fmt.Sprintf("Set %s to %d", kw, n), a.Range, itoa(n), true)}
 }
 
 var passThrough = set("ReLU", "Sigmoid", "Tanh", "Dropout", "LeakyReLU", "GELU", "Softmax", "LogSoftmax",
@@ -704,6 +880,17 @@ func checkLoss(c *checker, k *callInfo, class string, input, target *val, tExpr 
 				fmt.Sprintf("the batch sizes differ: %s has %d rows but the target %s has %d (Expected input batch_size (%d) to match target batch_size (%d))",
 					input.name, input.Shape[0], target.name, target.Shape[0], input.Shape[0], target.Shape[0]),
 				0.95, ev, nil)
+			return
+		}
+		if tdtype(target.Dtype) == "torch.int64" && input != nil && input.Kind == facts.KindTensor && len(input.Shape) == 2 && len(target.Shape) == 2 {
+			var fixes []analysis.Fix
+			if target.Shape[1] == 1 {
+				fixes = append(fixes, replaceFix("Drop the extra dimension with .squeeze(1)", tExpr.Range, tExpr.Text+".squeeze(1)", true))
+			}
+			c.report(tExpr.Range, analysis.SeverityError, "loss-target", "RuntimeError",
+				fmt.Sprintf("%s takes one class index per sample (a 1-D target of shape (%d,)) for a 2-D input, but %s has shape %s (0D or 1D target tensor expected, multi-target not supported)",
+					class, input.Shape[0], target.name, shapeTuple(target.Shape)),
+				0.95, ev, fixes)
 			return
 		}
 		if target.Dtype == "" || tdtype(target.Dtype) == "torch.int64" {

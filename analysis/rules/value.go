@@ -41,6 +41,9 @@ type val struct {
 	bound *val
 	// ctorArgs keeps the constructor call of an object created in this cell.
 	ctor *analysis.Expr
+	// layerCtors holds, parallel to Module.Layers, the constructor call of each layer built
+	// in this cell (nil where unknown), so a fix can edit its arguments.
+	layerCtors []*analysis.Expr
 }
 
 // clone copies v deeply enough that propagation can change the copy.

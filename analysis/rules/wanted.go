@@ -65,10 +65,60 @@ func Wanted(cf *analysis.CellFacts) []string {
 			chains = append(chains, root+".__version__")
 		}
 	}
+	// A builtin the notebook rebound to data (list = [...]) makes the call fail: ask about
+	// the builtins the cell calls by name that notebooks commonly shadow.
+	for _, call := range cf.Calls {
+		if shadowable[call.Callee] && !free[call.Callee] && !defined(cf, call.Callee) && len(names) < maxWantedNames {
+			free[call.Callee] = true
+			names = append(names, call.Callee)
+		}
+	}
+	// An estimator used before fit: the fix fits it on the notebook's training set, when the
+	// kernel holds one.
+	for _, call := range cf.Calls {
+		if _, m, ok := cutLast(call.Callee); !ok || !predictMethods[m] {
+			continue
+		}
+		for _, p := range trainingPairs {
+			for _, n := range p {
+				if !free[n] && !defined(cf, n) && len(names) < maxWantedNames {
+					free[n] = true
+					names = append(names, n)
+				}
+			}
+		}
+		break
+	}
 	return append(names, chains...)
+}
+
+// predictMethods are the estimator methods that need a fitted estimator.
+var predictMethods = set("predict", "predict_proba", "predict_log_proba", "decision_function", "transform", "score")
+
+// cutLast splits "a.b.c" into "a.b" and "c".
+func cutLast(s string) (string, string, bool) {
+	i := strings.LastIndexByte(s, '.')
+	if i < 0 {
+		return "", "", false
+	}
+	return s[:i], s[i+1:], true
+}
+
+// defined reports whether the cell binds name.
+func defined(cf *analysis.CellFacts, name string) bool {
+	for _, d := range cf.Defs {
+		if d.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // skipChainRoot are conventional module aliases: their attributes are functions the rules
 // know by name, not facts worth a round trip.
 var skipChainRoot = set("np", "pd", "plt", "sns", "torch", "nn", "F", "tf", "os", "sys", "math", "re",
 	"json", "random", "sklearn", "scipy", "sm", "keras", "optim", "time", "datetime", "pickle", "warnings")
+
+// shadowable are builtins notebooks often rebind to data (list = [...], sum = 0, max = ...);
+// the ubiquitous len, print and range are left out to keep the round trip small.
+var shadowable = set("list", "dict", "str", "sum", "max", "min", "type", "input", "id", "set", "tuple")
