@@ -131,6 +131,8 @@ func (j *Judge) RuntimeFindings(ctx context.Context, nb *notebook.Notebook, res 
 		Namespace:      set(insp.Namespace),
 		Imported:       set(insp.Imported),
 		ExecutionCount: insp.ExecutionCount,
+		Cell:           nb.Index(cellID),
+		HasCell:        true,
 	}
 	if res.Flow != nil {
 		env.LastDefiner = func(name string) (int, int, bool) {

@@ -745,7 +745,11 @@ func (rt *runtimeLayer) inspectAndCheck(ctx context.Context, p *pass, a *attachm
 	}
 	total := 0
 	for _, c := range cells {
-		fs := rules.Check(c.ID, res.Facts[c.ID], env)
+		// Each cell gets its own copy: the notebook-order rules need to know where on the
+		// page the checked cell sits.
+		cellEnv := *env
+		cellEnv.Cell, cellEnv.HasCell = p.snap.Index(c.ID), true
+		fs := rules.Check(c.ID, res.Facts[c.ID], &cellEnv)
 		total += len(fs)
 		d.updateLayers(c, func(l *cellLayers) {
 			l.inspection, l.rules, l.checked = insp, fs, true
