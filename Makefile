@@ -22,7 +22,7 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 test-go:
-	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -timeout 75m ./...
 
 # A few seconds per fuzz target: enough to catch regressions on the seeds' neighbours.
 fuzz:
