@@ -53,7 +53,7 @@ func (x *LineIndex) Position(off int) Position {
 	if x.ascii {
 		return Position{Line: line, Character: off - start}
 	}
-	return Position{Line: line, Character: utf16Len(x.text[start:off])}
+	return Position{Line: line, Character: UTF16Len(x.text[start:off])}
 }
 
 // Range returns the LSP range of the byte span [start, end).
@@ -110,9 +110,10 @@ func (x *LineIndex) lineEnd(i int) int {
 	return end
 }
 
-// utf16Len counts the UTF-16 code units of s. Invalid bytes count as one unit each, as
-// editors show them as U+FFFD.
-func utf16Len(s string) int {
+// UTF16Len counts the UTF-16 code units of s, the unit of LSP columns. Invalid bytes count
+// as one unit each, as
+// editors show them as U+FFFD. Everything that turns text into LSP columns uses it.
+func UTF16Len(s string) int {
 	n := 0
 	for _, r := range s {
 		if r >= 0x10000 {

@@ -21,7 +21,7 @@ func (fl *Flow) cellFindings(c *notebook.Cell, f *CellFacts, opts Options) []Fin
 			// Mark the first line only: the error node often swallows the rest of the cell.
 			r.End = Position{Line: r.Start.Line, Character: 1 << 20}
 			if line, ok := lineText(c.Text, r.Start.Line); ok {
-				r.End.Character = utf16Len(line)
+				r.End.Character = UTF16Len(line)
 			}
 		}
 		return []Finding{{

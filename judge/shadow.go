@@ -286,20 +286,8 @@ func lineRange(lines []string, l int) analysis.Range {
 	}
 	text := strings.TrimRight(lines[l], "\r")
 	trimmed := strings.TrimLeft(text, " \t")
-	start := utf16Len(text[:len(text)-len(trimmed)])
-	return analysis.Range{Start: analysis.Position{Line: l, Character: start}, End: analysis.Position{Line: l, Character: utf16Len(text)}}
-}
-
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-	}
-	return n
+	start := analysis.UTF16Len(text[:len(text)-len(trimmed)])
+	return analysis.Range{Start: analysis.Position{Line: l, Character: start}, End: analysis.Position{Line: l, Character: analysis.UTF16Len(text)}}
 }
 
 func oneLine(s string) string {

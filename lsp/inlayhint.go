@@ -57,7 +57,7 @@ func (s *Server) inlayHint(ctx context.Context, params json.RawMessage) (any, er
 			}
 			text := strings.TrimRight(lines[line], "\r")
 			hints = append(hints, InlayHint{
-				Position:    lspPos(analysis.Position{Line: line, Character: utf16Len(text)}, c.SourceLine),
+				Position:    lspPos(analysis.Position{Line: line, Character: analysis.UTF16Len(text)}, c.SourceLine),
 				Label:       strings.Join(parts, ", "),
 				Kind:        InlayHintKindType,
 				Tooltip:     "traced by a premortem shadow run",
@@ -84,17 +84,4 @@ func (s *Server) refreshInlayHints() {
 			s.tracef("inlayHint/refresh: %v", err)
 		}
 	}()
-}
-
-// utf16Len counts the UTF-16 code units of s.
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-	}
-	return n
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf16"
 
 	"github.com/premortem/premortem/analysis"
 )
@@ -236,7 +235,7 @@ func (v Verdict) edit(lines []string) *analysis.Fix {
 	repl := strings.TrimRight(v.Fix.Replacement, "\n")
 	var r analysis.Range
 	r.Start = analysis.Position{Line: v.Fix.StartLine - 1}
-	r.End = analysis.Position{Line: end - 1, Character: utf16Len(lines[end-1])}
+	r.End = analysis.Position{Line: end - 1, Character: analysis.UTF16Len(lines[end-1])}
 	title := "Apply the LLM's fix"
 	if v.Exception != "" {
 		title += " for " + v.Exception
@@ -248,8 +247,8 @@ func (v Verdict) edit(lines []string) *analysis.Fix {
 func lineRange(lines []string, ln int) analysis.Range {
 	l := lines[ln]
 	trimmed := strings.TrimLeft(l, " \t")
-	start := utf16Len(l[:len(l)-len(trimmed)])
-	end := utf16Len(strings.TrimRight(l, " \t\r"))
+	start := analysis.UTF16Len(l[:len(l)-len(trimmed)])
+	end := analysis.UTF16Len(strings.TrimRight(l, " \t\r"))
 	if end < start {
 		end = start
 	}
@@ -258,5 +257,3 @@ func lineRange(lines []string, ln int) analysis.Range {
 		End:   analysis.Position{Line: ln, Character: end},
 	}
 }
-
-func utf16Len(s string) int { return len(utf16.Encode([]rune(s))) }

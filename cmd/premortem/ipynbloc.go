@@ -156,7 +156,7 @@ func (c cellSource) place(raw []byte, p analysis.Position) (int, int, bool) {
 			}
 			lineStart := bytes.LastIndexByte(raw[:at], '\n') + 1
 			line := bytes.Count(raw[:at], []byte{'\n'}) + 1
-			return line, utf16Len(string(raw[lineStart:at])) + 1, true
+			return line, analysis.UTF16Len(string(raw[lineStart:at])) + 1, true
 		}
 		start = end
 	}

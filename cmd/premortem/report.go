@@ -258,7 +258,7 @@ func verdictWord(v string) string {
 func caret(line string, r analysis.Range) string {
 	start, end := r.Start.Character, r.End.Character
 	if r.End.Line != r.Start.Line {
-		end = utf16Len(line)
+		end = analysis.UTF16Len(line)
 	}
 	if end <= start {
 		end = start + 1
@@ -282,18 +282,6 @@ func caret(line string, r analysis.Range) string {
 	}
 	b.WriteString(strings.Repeat("^", end-start))
 	return b.String()
-}
-
-func utf16Len(s string) int {
-	n := 0
-	for _, r := range s {
-		if r >= 0x10000 {
-			n += 2
-		} else {
-			n++
-		}
-	}
-	return n
 }
 
 // cellSources maps cell indexes to their text; the report carries findings only, so the
