@@ -49,6 +49,25 @@ func ctxT(t testing.TB, d time.Duration) context.Context {
 	return ctx
 }
 
+// seeEvent reads events until match accepts one (true) or the deadline passes (false).
+func seeEvent(c *Client, d time.Duration, match func(Event) bool) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		select {
+		case ev, ok := <-c.Events():
+			if !ok {
+				return false
+			}
+			if match(ev) {
+				return true
+			}
+		case <-timer.C:
+			return false
+		}
+	}
+}
+
 // waitEvent reads events until match accepts one, or fails the test at the deadline.
 func waitEvent(t testing.TB, c *Client, d time.Duration, match func(Event) bool) Event {
 	t.Helper()
