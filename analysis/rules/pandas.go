@@ -307,15 +307,7 @@ func pandasAttr(c *checker, e *analysis.Expr, base *val) *val {
 		}
 	case "shape":
 		if s, ok := base.shapeKnown(); ok {
-			t := &val{name: e.Text}
-			t.Kind = facts.KindTuple
-			consts := []any{}
-			for _, d := range s {
-				t.elems = append(t.elems, constVal(int64(d), itoa(d)))
-				consts = append(consts, int64(d))
-			}
-			t.konst, t.hasConst = consts, true
-			return t
+			return shapeValue(e.Text, s)
 		}
 	case "columns":
 		if base.Kind == facts.KindDataFrame {

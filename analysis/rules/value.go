@@ -428,3 +428,17 @@ func guessModule(alias string, attrs []string) string {
 	}
 	return ""
 }
+
+// shapeValue is the value of `x.shape` for a known shape: a tuple of int constants, so
+// `X.shape[1]` and unpacking work as in Python.
+func shapeValue(name string, shape []int) *val {
+	t := &val{name: name}
+	t.Kind = facts.KindTuple
+	consts := make([]any, 0, len(shape))
+	for _, d := range shape {
+		t.elems = append(t.elems, constVal(int64(d), itoa(d)))
+		consts = append(consts, int64(d))
+	}
+	t.konst, t.hasConst = consts, true
+	return t
+}
