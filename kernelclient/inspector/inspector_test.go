@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 )
 
@@ -12,23 +13,47 @@ import (
 const python = "/usr/bin/python3"
 
 func TestVersionMatchesSource(t *testing.T) {
-	if Version == "" {
-		t.Fatal("no VERSION = \"...\" line found in inspector.py")
+	if len(Version) != 16 {
+		t.Fatalf("Version = %q, want 16 hex digits", Version)
 	}
-	if !strings.Contains(Source, "\nVERSION = \""+Version+"\"\n") {
+	if !strings.Contains(Source, "\nVERSION = \""+Version+"\"") {
 		t.Fatalf("Version %q is not the module's VERSION", Version)
+	}
+	if strings.Contains(Source, versionPlaceholder) {
+		t.Fatal("Source still holds the VERSION placeholder")
 	}
 }
 
-func TestVersionOf(t *testing.T) {
-	for _, tc := range []struct{ src, want string }{
-		{"x = 1\nVERSION = \"1.2.3\"\n", "1.2.3"},
-		{"VERSION = '1'\n", ""},
-		{"# VERSION = \"no\"\n", ""},
-		{"", ""},
+func TestAssemble(t *testing.T) {
+	base := fstest.MapFS{
+		"00_a.py": {Data: []byte("VERSION = \"@VERSION@\"  # x\nA = 1\n")},
+		"10_b.py": {Data: []byte("B = A + 1")},
+	}
+	src, v1, err := assemble(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(src, "A = 1\n# ==== 10_b.py ====\nB = A + 1\n") {
+		t.Errorf("parts not joined in order:\n%s", src)
+	}
+	if !strings.Contains(src, "VERSION = \""+v1+"\"  # x") {
+		t.Errorf("VERSION not stamped with %s:\n%s", v1, src)
+	}
+	edited := fstest.MapFS{"00_a.py": base["00_a.py"], "10_b.py": {Data: []byte("B = A + 2")}}
+	_, v2, err := assemble(edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v1 == v2 {
+		t.Error("editing a part did not change the version")
+	}
+	for name, fsys := range map[string]fstest.MapFS{
+		"no parts":     {"x.py": {Data: []byte("VERSION = \"@VERSION@\"")}},
+		"no VERSION":   {"00_a.py": {Data: []byte("A = 1\n")}},
+		"two VERSIONs": {"00_a.py": base["00_a.py"], "10_b.py": {Data: []byte("\nVERSION = \"@VERSION@\"\n")}},
 	} {
-		if got := versionOf(tc.src); got != tc.want {
-			t.Errorf("versionOf(%q) = %q, want %q", tc.src, got, tc.want)
+		if _, _, err := assemble(fsys); err == nil {
+			t.Errorf("%s: assemble succeeded", name)
 		}
 	}
 }

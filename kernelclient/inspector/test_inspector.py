@@ -1,4 +1,5 @@
-"""Tests of inspector.py against an in-process IPython shell.
+"""Tests of the inspector module (the NN_*.py parts, joined as kernelclient embeds them)
+against an in-process IPython shell.
 
 Run with Debian's Python (it has IPython, numpy, pandas, torch, sklearn):
     /usr/bin/python3 kernelclient/inspector/test_inspector.py
@@ -16,13 +17,23 @@ import types
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE_PATH = os.path.join(HERE, "inspector.py")
+
+
+def module_source():
+    """The module as kernelclient embeds it: the NN_*.py parts joined in name order."""
+    import glob
+
+    parts = sorted(glob.glob(os.path.join(HERE, "[0-9][0-9]_*.py")))
+    out = []
+    for p in parts:
+        with open(p) as f:
+            out.append(f.read())
+    return "".join(s if s.endswith("\n") else s + "\n" for s in out)
 
 
 def load_module():
     """Install the inspector the way kernelclient does: exec in a fresh module."""
-    with open(SOURCE_PATH) as f:
-        src = f.read()
+    src = module_source()
     m = types.ModuleType("_premortem_inspector")
     exec(compile(src, "<premortem-inspector>", "exec"), m.__dict__)
     sys.modules["_premortem_inspector"] = m
@@ -387,14 +398,14 @@ import sys, types, json
 from IPython.core.interactiveshell import InteractiveShell
 sh = InteractiveShell.instance()
 m = types.ModuleType("_premortem_inspector")
-exec(compile(open(%r).read(), "<premortem-inspector>", "exec"), m.__dict__)
+exec(compile(%r, "<premortem-inspector>", "exec"), m.__dict__)
 sh.run_cell("x = [1, 2]\nclass A: pass\na = A()")
 before = set(sys.modules)
 json.loads(repr(m.inspect(["x", "a", "a.b", "x.append"], 50, True, True)))
 new = sorted(k for k in set(sys.modules) - before if k.split(".")[0] in
              ("numpy", "pandas", "torch", "sklearn", "scipy", "PIL", "tensorflow", "matplotlib"))
 print(json.dumps(new))
-''' % SOURCE_PATH
+''' % module_source()
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertEqual(json.loads(out.stdout.strip().splitlines()[-1]), [])

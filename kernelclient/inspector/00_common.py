@@ -1,0 +1,432 @@
+"""premortem's runtime inspector and shadow runner.
+
+The module is kept in parts, joined in file-name order into one module (embed.go):
+00_common (JSON plumbing, deadlines, RNG guard), 10_resolve (name resolution),
+11_describe and 12_describe_libs (facts per value kind), 13_inspect (inspect, whoami),
+20_shadow (the shadow runner, kernel side), 30_child (the forked child's guards and run),
+90_reinject (stopping an older copy's children). VERSION is a hash of the joined source.
+
+premortem injects this source into the user's Jupyter kernel as the private module
+``_premortem_inspector`` (exec'd in a fresh types.ModuleType registered in sys.modules, never
+in the user's namespace) and calls it through ``user_expressions`` of silent executes with
+empty code. Every call returns an object whose repr and IPython pretty repr are raw JSON, so
+the text/plain of the user expression is the JSON of a Go facts type:
+
+``inspect(names, budget_ms=50, values=True, namespace=False)`` -> facts.Inspection
+    Facts for names and dotted attribute chains ("df", "df.Age", "model.predict"), resolved
+    in get_ipython().user_ns then builtins. Attributes are looked up statically
+    (inspect.getattr_static); only descriptors and __getattr__ of trusted libraries
+    (pandas, numpy, torch, sklearn, ...) are evaluated. A user property, a user __getattr__ or
+    a costly pandas attribute (df.values, df.T) gives exists=true with an "error" saying it was
+    not evaluated (so exists=true there means "may exist"). repr() is called only on builtin
+    and numpy scalars; len() only on builtin containers and torch datasets/loaders (bounded by
+    a SIGALRM deadline, as is dataset[0], whose RNG draws are undone).
+    Big data is sampled deterministically (10 contiguous row chunks, 10,000 rows in all, or
+    strided element sampling for arrays over 2M elements): ``sampled: true``.
+    values=False withholds: min, max, has_nan, has_inf, n_unique, sample, repr (except PIL
+    images' mode/size summary), columns' min/max/n_unique/non_numeric_sample, index label
+    samples and sklearn classes_. Kept: shapes, dtypes, null counts, element types, dict keys,
+    params, fitted state, layers.
+    Conventions: Value.type is "module.QualName" ("int" for builtins); Module/Estimator/Layer
+    class are bare class names; a groupby's grouping keys are in index {"type": "grouping",
+    "name": key or [keys]}; sparse matrices: layout = format ("csr"), size = stored elements;
+    PIL images: shape [height, width(, bands)], dtype = mode; Loader.sample_* describe
+    dataset[0]'s top-level elements (no batch dimension).
+``whoami()`` -> {"vsc_ipynb_file", "session", "cwd", "pid", "version"}
+``shadow(code, timeout_s=3.0, trace=False, max_memory=0)`` -> facts.ShadowResult
+    Forks the kernel and runs the cell in the child; returns at once (status "running",
+    token, fork_ms = kernel busy time of this call) or a final result (skipped; a SyntaxError
+    found without forking; a refused/display-only cell magic). At most one child per kernel:
+    a new run kills the previous one. A daemon thread reaps the child and keeps the result.
+``shadow_result(token)`` / ``shadow_cancel(token)`` -> facts.ShadowResult
+``shadow_children()`` -> pids of running children (tests).
+
+Child containment: new session; fds 0-2 on /dev/null; stdout/stderr to bounded buffers;
+display publisher, display formatter, displayhook and the kernel session's send neutralized;
+input()/getpass refused; shell commands and non-whitelisted magics refused; matplotlib on
+Agg; GC off (copy-on-write); RLIMIT_AS = current size + max_memory (default 2 GiB), CPU limit
+and alarm past the timeout; an audit hook refusing file writes/deletes/renames/mkdir/chmod,
+sockets, subprocesses, exec, fork, kill of other processes; path-taking native writers
+(torch.save, DataFrame.to_parquet/to_hdf/..., h5py, cv2, keras, xgboost) refused; and on Linux
+x86_64 a seccomp filter that kills the child (SIGSYS -> status refused) on writes, deletes,
+renames, connect/bind, exec and fork done by native code. Any refusal makes the status
+"refused" even if the cell caught the exception. MemoryError (the cap) -> "died".
+
+Nothing here may raise into the user's session, import a library the user has not imported,
+iterate user iterators, draw random numbers, or leave names, history, outputs, execution count
+or RNG states changed.
+"""
+
+VERSION = "@VERSION@"  # replaced by a hash of the source when embedded (embed.go)
+
+import builtins
+import io
+import json
+import math
+import os
+import sys
+import threading
+import time
+import types
+
+import dis as _dis
+import inspect as _pyinspect
+import linecache as _linecache
+
+_MISSING = object()
+
+# Roots of modules whose descriptors and __getattr__ we trust to be cheap and side-effect free
+# (user-defined properties are never evaluated).
+_TRUSTED_ROOTS = frozenset(
+    [
+        "builtins", "pandas", "numpy", "torch", "sklearn", "scipy", "tensorflow", "keras",
+        "PIL", "matplotlib", "polars", "xgboost", "lightgbm", "statsmodels", "seaborn", "jax",
+        "collections", "functools", "typing", "abc", "enum", "datetime", "pathlib", "re",
+        "io", "os", "posixpath", "numbers", "decimal", "fractions", "types", "torchvision",
+    ]
+)
+
+# Libraries reported in Inspection.imported when present in sys.modules.
+_KNOWN_LIBS = (
+    "numpy", "pandas", "torch", "sklearn", "scipy", "tensorflow", "keras", "matplotlib",
+    "seaborn", "PIL", "statsmodels", "xgboost", "lightgbm", "catboost", "transformers",
+    "datasets", "polars", "cv2", "jax", "torchvision", "plotly", "nltk", "spacy", "joblib",
+)
+
+# Attributes of pandas objects that are costly to evaluate (copies, type inference over
+# every element): reported as existing, not evaluated.
+_EXPENSIVE_ATTRS = frozenset(["values", "T", "style", "array", "_values", "flat", "sparse"])
+
+_ROW_SAMPLE = 10000  # rows of a DataFrame/Series used for value facts
+_ELEM_SAMPLE = 100000  # elements of an array/tensor used for value facts
+_FULL_SCAN = 2000000  # arrays up to this many elements are scanned whole
+_MAX_COLUMNS = 5000  # columns listed (names + dtypes)
+_STAT_COLUMNS = 200  # columns with null counts / value facts
+_MAX_LAYERS = 200
+_REPR_LEN = 200
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON plumbing
+
+
+class _JSON(object):
+    """A value whose repr is raw JSON text (what user_expressions' text/plain carries)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, obj):
+        try:
+            self.text = json.dumps(obj, separators=(",", ":"), allow_nan=False, default=_json_default)
+        except (ValueError, TypeError):
+            self.text = json.dumps(_sanitize(obj), separators=(",", ":"), allow_nan=False, default=str)
+
+    def __repr__(self):
+        return self.text
+
+    def __str__(self):
+        return self.text
+
+    def _repr_pretty_(self, p, cycle):
+        p.text(self.text)
+
+
+def _json_default(o):
+    return _jsafe_or(o, "<%s>" % _tname(type(o)))
+
+
+def _sanitize(o):
+    if isinstance(o, dict):
+        return {str(k): _sanitize(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_sanitize(v) for v in o]
+    if isinstance(o, float) and not math.isfinite(o):
+        return None
+    return o
+
+
+def _tname(t):
+    """Qualified type name; builtins without the module."""
+    try:
+        mod = t.__module__
+        qn = t.__qualname__
+    except BaseException:
+        return "?"
+    if not isinstance(mod, str) or mod == "builtins":
+        return str(qn)
+    return "%s.%s" % (mod, qn)
+
+
+def _short(t):
+    try:
+        return str(t.__name__)
+    except BaseException:
+        return "?"
+
+
+def _root(modname):
+    return modname.split(".", 1)[0] if isinstance(modname, str) else ""
+
+
+def _modof(x):
+    """Module name that defined a function, type or descriptor (no user code runs)."""
+    for _ in range(4):
+        if isinstance(x, property):
+            x = x.fget
+        elif isinstance(x, (staticmethod, classmethod)):
+            x = x.__func__
+        elif type(x).__name__ == "cached_property" and hasattr(type(x), "__set_name__"):
+            x = getattr_static_safe(x, "func")
+        else:
+            break
+    if isinstance(x, (types.FunctionType, types.BuiltinFunctionType, type)):
+        try:
+            mod = type.__getattribute__(x, "__module__") if isinstance(x, type) else x.__module__
+            return mod if isinstance(mod, str) else None
+        except BaseException:
+            return None
+    if x is None:
+        return None
+    return _modof(type(x))
+
+
+def _trusted(obj):
+    """Whether obj (a function, descriptor or type) comes from a library we trust."""
+    return _root(_modof(obj)) in _TRUSTED_ROOTS
+
+
+def _lookup(tp, name):
+    """name in the class dicts along tp's MRO (not the metaclass), or None."""
+    try:
+        for k in tp.__mro__:
+            d = type.__getattribute__(k, "__dict__")
+            if name in d:
+                return d[name]
+    except BaseException:
+        pass
+    return None
+
+
+def _idict(obj):
+    """The instance __dict__ of obj, or {} (no user code runs)."""
+    try:
+        d = object.__getattribute__(obj, "__dict__")
+    except BaseException:
+        return {}
+    return d if type(d) is dict else {}
+
+
+def getattr_static_safe(obj, name, default=None):
+    try:
+        return _pyinspect.getattr_static(obj, name, default)
+    except BaseException:
+        return default
+
+
+def _np():
+    return sys.modules.get("numpy")
+
+
+def _finite(x):
+    """x as a finite float, or None."""
+    try:
+        f = float(x)
+    except BaseException:
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _jsafe_or(v, default=_MISSING):
+    """v as a JSON-safe scalar (bool/int/float/str/None), numpy scalars converted."""
+    t = type(v)
+    if v is None or t is bool or t is str:
+        return v if t is not str or len(v) <= _REPR_LEN else v[:_REPR_LEN] + "..."
+    if t is int:
+        return v if -(2 ** 63) <= v < 2 ** 63 else float(v)
+    if t is float:
+        return v if math.isfinite(v) else default
+    np = _np()
+    if np is not None and isinstance(v, np.generic):
+        if isinstance(v, np.bool_):
+            return bool(v)
+        if isinstance(v, np.integer):
+            return int(v)
+        if isinstance(v, np.floating):
+            f = float(v)
+            return f if math.isfinite(f) else default
+        if isinstance(v, (np.str_,)):
+            return _jsafe_or(str(v), default)
+    return default
+
+
+def _label(v):
+    """A column/index label as JSON: strings and numbers as such, tuples as lists."""
+    j = _jsafe_or(v)
+    if j is not _MISSING:
+        return j
+    if type(v) is tuple:
+        return [_label(x) for x in v]
+    if type(v) is float:
+        return str(v)  # nan label
+    if _trusted(type(v)):
+        try:
+            return str(v)
+        except BaseException:
+            pass
+    return "<%s>" % _tname(type(v))
+
+
+def _builtin_repr(v):
+    """repr only for builtin scalars and numpy scalars (never user code)."""
+    t = type(v)
+    np = _np()
+    if v is None or t in (bool, int, float, complex, str, bytes) or (np is not None and isinstance(v, np.generic)):
+        try:
+            r = repr(v)
+        except BaseException:
+            return None
+        return r if len(r) <= _REPR_LEN else r[:_REPR_LEN] + "..."
+    return None
+
+
+def _shell():
+    ip = sys.modules.get("IPython")
+    get = getattr(ip, "get_ipython", None) if ip is not None else None
+    if get is None:
+        return None
+    try:
+        return get()
+    except BaseException:
+        return None
+
+
+def _user_ns():
+    sh = _shell()
+    if sh is not None:
+        return sh.user_ns
+    main = sys.modules.get("__main__")
+    return getattr(main, "__dict__", {})
+
+
+def _redirected():
+    """Context that sends stdout/stderr of user code we call (dataset[0]) to a buffer."""
+    import contextlib
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(contextlib.redirect_stdout(io.StringIO()))
+    stack.enter_context(contextlib.redirect_stderr(io.StringIO()))
+    stack.enter_context(warnings_off())
+    return stack
+
+
+class warnings_off(object):
+    """Suppress warnings (a RuntimeWarning printed by our min() would reach the user)."""
+
+    def __enter__(self):
+        import warnings
+
+        self._cm = warnings.catch_warnings()
+        self._cm.__enter__()
+        warnings.simplefilter("ignore")
+        np = _np()
+        self._err = None
+        if np is not None:
+            try:
+                self._err = np.seterr(all="ignore")
+            except BaseException:
+                self._err = None
+        return self
+
+    def __exit__(self, *exc):
+        np = _np()
+        if np is not None and self._err is not None:
+            try:
+                np.seterr(**self._err)
+            except BaseException:
+                pass
+        self._cm.__exit__(*exc)
+        return False
+
+
+class _UserCodeTimeout(Exception):
+    pass
+
+
+class _Deadline(object):
+    """Interrupts user code we call (len(dataset), dataset[0]) that runs past a deadline.
+
+    A SIGALRM timer in the main thread; the user's handler and timer are restored after.
+    Code stuck in C without returning to the interpreter cannot be interrupted.
+    """
+
+    def __init__(self, seconds):
+        self.seconds = max(0.01, seconds)
+        self.armed = False
+
+    def __enter__(self):
+        import signal
+
+        if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+            return self
+
+        def _raise(signum, frame):
+            raise _UserCodeTimeout("did not finish within %.0f ms" % (self.seconds * 1000))
+
+        try:
+            self.old_handler = signal.signal(signal.SIGALRM, _raise)
+            self.old_timer = signal.setitimer(signal.ITIMER_REAL, self.seconds)
+            self.start = time.monotonic()
+            self.armed = True
+        except BaseException:
+            self.armed = False
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self.armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.old_handler)
+            left, interval = self.old_timer
+            if left > 0:
+                spent = time.monotonic() - self.start
+                signal.setitimer(signal.ITIMER_REAL, max(0.001, left - spent), interval)
+        return False
+
+
+def _user_time(ctx):
+    """Seconds user code we call may take: what is left of the budget, at least 100 ms."""
+    return max(0.1, ctx.deadline - time.perf_counter())
+
+
+class _RNGGuard(object):
+    """Saves and restores random, numpy and torch global RNG states around user code."""
+
+    def __enter__(self):
+        self.states = []
+        rnd = sys.modules.get("random")
+        if rnd is not None:
+            self.states.append((rnd.setstate, rnd.getstate()))
+        np = _np()
+        if np is not None:
+            try:
+                self.states.append((np.random.set_state, np.random.get_state()))
+            except BaseException:
+                pass
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            try:
+                self.states.append((torch.set_rng_state, torch.get_rng_state()))
+            except BaseException:
+                pass
+        return self
+
+    def __exit__(self, *exc):
+        for setter, state in self.states:
+            try:
+                setter(state)
+            except BaseException:
+                pass
+        return False
+
+

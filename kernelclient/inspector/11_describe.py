@@ -1,0 +1,562 @@
+# ---------------------------------------------------------------------------------------------
+# Describing values
+
+
+class _Ctx(object):
+    __slots__ = ("values", "deadline", "exceeded")
+
+    def __init__(self, values, deadline):
+        self.values = values
+        self.deadline = deadline
+        self.exceeded = False
+
+    def over(self):
+        if time.perf_counter() > self.deadline:
+            self.exceeded = True
+            return True
+        return False
+
+
+def _is(obj, modname, attr_path):
+    """isinstance(obj, sys.modules[modname].<attr_path>) without importing anything."""
+    mod = sys.modules.get(modname)
+    if mod is None:
+        return False
+    cls = mod
+    for a in attr_path.split("."):
+        cls = getattr(cls, a, None)
+        if cls is None:
+            return False
+    try:
+        return isinstance(obj, cls)
+    except BaseException:
+        return False
+
+
+def _mro_has(obj, root, names):
+    try:
+        for c in type(obj).__mro__:
+            if c.__name__ in names and _root(c.__module__) == root:
+                return True
+    except BaseException:
+        pass
+    return False
+
+
+def _describe(obj, ctx):
+    """Facts for one resolved object (the dict of facts.Value minus name/exists)."""
+    v = {"type": _tname(type(obj))}
+    t = type(obj)
+    if obj is None:
+        v["kind"] = "none"
+        if ctx.values:
+            v["repr"] = "None"
+        return v
+    if t is bool or t is int or t is float or t is complex:
+        v["kind"] = {bool: "bool", int: "int", float: "float", complex: "other"}[t]
+        if ctx.values:
+            v["repr"] = _builtin_repr(obj)
+            if t is not complex and t is not bool:
+                f = _finite(obj)
+                if f is not None and abs(f) < 1e300:
+                    v["min"] = v["max"] = f
+            if t is float:
+                v["has_nan"] = obj != obj
+                v["has_inf"] = obj in (float("inf"), float("-inf"))
+        return v
+    if t is str or t is bytes:
+        v["kind"] = "str" if t is str else "other"
+        v["len"] = len(obj)
+        if ctx.values:
+            v["repr"] = _builtin_repr(obj)
+        return v
+    np = _np()
+    if np is not None:
+        if isinstance(obj, np.ndarray):
+            return _describe_ndarray(obj, ctx, v)
+        if isinstance(obj, np.generic):
+            v["kind"] = "numpy_scalar"
+            v["dtype"] = str(obj.dtype)
+            v["shape"] = []
+            v["ndim"] = 0
+            if ctx.values:
+                v["repr"] = _builtin_repr(obj)
+                f = _finite(obj) if isinstance(obj, (np.integer, np.floating)) else None
+                if f is not None:
+                    v["min"] = v["max"] = f
+                if isinstance(obj, np.floating):
+                    v["has_nan"] = bool(np.isnan(obj))
+                    v["has_inf"] = bool(np.isinf(obj))
+            return v
+    if "pandas" in sys.modules:
+        pd = sys.modules["pandas"]
+        if isinstance(obj, pd.DataFrame):
+            return _describe_frame(obj, ctx, v)
+        if isinstance(obj, pd.Series):
+            return _describe_series(obj, ctx, v)
+        if isinstance(obj, pd.Index):
+            return _describe_index_value(obj, ctx, v)
+        if _is(obj, "pandas.core.groupby.groupby", "BaseGroupBy"):
+            return _describe_groupby(obj, ctx, v)
+    if "torch" in sys.modules:
+        torch = sys.modules["torch"]
+        if isinstance(obj, torch.Tensor):
+            return _describe_tensor(obj, ctx, v)
+        if isinstance(obj, torch.nn.Module):
+            return _describe_module(obj, ctx, v)
+        if _is(obj, "torch.utils.data", "DataLoader"):
+            return _describe_loader(obj, ctx, v)
+        if _is(obj, "torch.utils.data", "Dataset"):
+            return _describe_dataset(obj, ctx, v)
+    if "sklearn.base" in sys.modules and _is(obj, "sklearn.base", "BaseEstimator"):
+        v["kind"] = "estimator"
+        v["estimator"] = _estimator(obj, ctx, 0)
+        v["callable"] = False
+        return v
+    if "scipy.sparse" in sys.modules:
+        sp = sys.modules["scipy.sparse"]
+        try:
+            if sp.issparse(obj):
+                return _describe_sparse(obj, ctx, v)
+        except BaseException:
+            pass
+    if "PIL.Image" in sys.modules and _is(obj, "PIL.Image", "Image"):
+        return _describe_image(obj, ctx, v)
+    if "tensorflow" in sys.modules or "keras" in sys.modules:
+        if _mro_has(obj, "tensorflow", ("Tensor", "EagerTensor", "Variable", "ResourceVariable")):
+            return _describe_tf_tensor(obj, ctx, v)
+        if _mro_has(obj, "keras", ("Model", "Functional", "Sequential", "Layer")) or _mro_has(
+            obj, "tensorflow", ("Model", "Functional", "Sequential")
+        ):
+            return _describe_keras(obj, ctx, v)
+    if t in (list, tuple, set, frozenset):
+        return _describe_seq(obj, ctx, v)
+    if t is dict:
+        return _describe_dict(obj, ctx, v)
+    if isinstance(obj, types.ModuleType):
+        v["kind"] = "module"
+        d = _idict(obj)
+        names = sorted(k for k in d if isinstance(k, str) and not k.startswith("_"))
+        v["attributes"] = names[:2000]
+        v["attributes_complete"] = len(names) <= 2000 and "__getattr__" not in d
+        return v
+    if isinstance(obj, type):
+        v["kind"] = "class"
+        v["callable"] = True
+        sig = _signature(obj)
+        if sig:
+            v["signature"] = sig
+        names = set()
+        try:
+            for c in obj.__mro__:
+                if c is object:
+                    continue
+                names.update(k for k in vars(c) if isinstance(k, str) and not k.startswith("_"))
+        except BaseException:
+            pass
+        names = sorted(names)
+        v["attributes"] = names[:500]
+        v["attributes_complete"] = len(names) <= 500 and type(obj) is type
+        return v
+    if callable(obj) and isinstance(
+        obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.BuiltinMethodType,
+              types.MethodWrapperType, types.MethodDescriptorType, types.WrapperDescriptorType)
+    ) or _is(obj, "functools", "partial"):
+        v["kind"] = "callable"
+        v["callable"] = True
+        sig = _signature(obj)
+        if sig:
+            v["signature"] = sig
+        return v
+    # Anything else: type, callability and the statically known attributes. No repr, no len
+    # (user code that may hang or raise).
+    v["kind"] = "other"
+    call = _lookup(t, "__call__")
+    v["callable"] = call is not None
+    if v["callable"]:
+        if isinstance(call, types.FunctionType):
+            try:
+                v["signature"] = str(_pyinspect.signature(call))
+            except BaseException:
+                pass
+    _attributes(obj, v)
+    return v
+
+
+def _signature(obj):
+    try:
+        return str(_pyinspect.signature(obj))
+    except BaseException:
+        return None
+
+
+def _attributes(obj, v):
+    names = set()
+    inst = _idict(obj)
+    complete = True
+    if isinstance(inst, dict):
+        names.update(k for k in inst if isinstance(k, str) and not k.startswith("_"))
+    try:
+        for c in type(obj).__mro__:
+            if c is object:
+                continue
+            names.update(k for k in vars(c) if isinstance(k, str) and not k.startswith("_"))
+    except BaseException:
+        complete = False
+    tp = type(obj)
+    if _lookup(tp, "__getattr__") is not None:
+        complete = False
+    ga = _lookup(tp, "__getattribute__")
+    if ga is not None and ga is not object.__getattribute__:
+        complete = False
+    names = sorted(names)
+    if names:
+        v["attributes"] = names[:500]
+    v["attributes_complete"] = complete and len(names) <= 500
+
+
+def _describe_seq(obj, ctx, v):
+    t = type(obj)
+    v["kind"] = {list: "list", tuple: "tuple", set: "set", frozenset: "set"}[t]
+    n = len(obj)
+    v["len"] = n
+    import itertools
+
+    sample = list(itertools.islice(iter(obj), 100))  # builtin containers: iterating is safe
+    types_seen = []
+    for e in sample:
+        tn = _tname(type(e))
+        if tn not in types_seen:
+            types_seen.append(tn)
+    if types_seen:
+        v["element_types"] = types_seen
+    if n > len(sample):
+        v["sampled"] = True
+    # Nested shape of regular lists of lists (what np.array(obj).shape would give), cheaply.
+    if t in (list, tuple) and sample:
+        shape = [n]
+        cur = obj
+        while type(cur) in (list, tuple) and cur and type(cur[0]) in (list, tuple):
+            inner = len(cur[0])
+            if any(type(x) not in (list, tuple) or len(x) != inner for x in cur[:50]):
+                break
+            shape.append(inner)
+            cur = cur[0]
+        if len(shape) > 1:
+            v["shape"] = shape
+    if ctx.values:
+        samp = []
+        for e in sample[:5]:
+            j = _jsafe_or(e)
+            if j is not _MISSING:
+                samp.append(j)
+        if samp:
+            v["sample"] = samp
+        nums = [x for x in (_jsafe_or(e) for e in sample) if type(x) in (int, float)]
+        if nums and len(nums) == len(sample) and n == len(sample):
+            v["min"] = float(min(nums))
+            v["max"] = float(max(nums))
+    return v
+
+
+def _describe_dict(obj, ctx, v):
+    v["kind"] = "dict"
+    n = len(obj)
+    v["len"] = n
+    keys = []
+    faithful = True
+    import itertools
+
+    for k in itertools.islice(iter(obj), 50):
+        j = _jsafe_or(k)
+        if j is _MISSING or type(k) is float:
+            faithful = False
+            r = _builtin_repr(k) if type(k) is not tuple else _tuple_repr(k)
+            keys.append(r if r is not None else "<%s>" % _tname(type(k)))
+        else:
+            keys.append(j)
+    if keys:
+        v["keys"] = keys
+    v["keys_complete"] = faithful and n <= 50
+    types_seen = []
+    for val in itertools.islice(iter(obj.values()), 100):
+        tn = _tname(type(val))
+        if tn not in types_seen:
+            types_seen.append(tn)
+    if types_seen:
+        v["element_types"] = types_seen
+    return v
+
+
+def _tuple_repr(k):
+    parts = []
+    for x in k:
+        r = _builtin_repr(x)
+        if r is None:
+            return None
+        parts.append(r)
+    return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+
+
+def _strided(shape, limit):
+    """Per-axis steps so that the strided view has at most limit elements."""
+    steps = [1] * len(shape)
+
+    def count():
+        c = 1
+        for s, st in zip(shape, steps):
+            c *= -(-s // st) if s else 0
+        return c
+
+    while count() > limit:
+        i = max(range(len(shape)), key=lambda j: -(-shape[j] // steps[j]))
+        steps[i] *= 2
+    return tuple(slice(None, None, st) for st in steps)
+
+
+def _describe_ndarray(a, ctx, v):
+    np = _np()
+    v["kind"] = "ndarray"
+    v["shape"] = [int(x) for x in a.shape]
+    v["ndim"] = int(a.ndim)
+    v["size"] = int(a.size)
+    v["dtype"] = str(a.dtype)
+    if a.ndim:
+        v["len"] = int(a.shape[0])
+    v["contiguous"] = bool(a.flags.c_contiguous)
+    if not ctx.values or a.size == 0 or ctx.over():
+        return v
+    sample = a
+    if a.size > _FULL_SCAN:
+        row = a.size // a.shape[0]
+        if a.ndim and row <= _ELEM_SAMPLE // _CHUNKS:
+            sample = a.take(_chunk_rows(a.shape[0], max(_CHUNKS, _ELEM_SAMPLE // row)), axis=0)
+        else:
+            sample = a[_strided(a.shape, _ELEM_SAMPLE)]
+        v["sampled"] = True
+    kind = a.dtype.kind
+    with warnings_off():
+        try:
+            if kind in "fc":
+                fin = np.isfinite(sample)
+                v["has_nan"] = bool(np.isnan(sample).any())
+                v["has_inf"] = bool((np.isinf(sample)).any())
+                if kind == "f" and fin.any():
+                    good = sample[fin]
+                    v["min"] = _finite(good.min())
+                    v["max"] = _finite(good.max())
+            elif kind in "iu":
+                v["min"] = _finite(sample.min())
+                v["max"] = _finite(sample.max())
+                v["has_nan"] = False
+                v["has_inf"] = False
+            elif kind == "b":
+                v["has_nan"] = False
+            elif kind == "O":
+                seen = []
+                for e in sample.flat[:200]:
+                    tn = _tname(type(e))
+                    if tn not in seen:
+                        seen.append(tn)
+                v["element_types"] = seen
+            if kind in "iub" and sample.size <= 200000:
+                v["n_unique"] = int(np.unique(sample).size)
+            head = a.flat[:5].tolist() if kind != "O" else []
+            samp = [x for x in (_jsafe_or(e) for e in head) if x is not _MISSING]
+            if samp:
+                v["sample"] = samp
+        except BaseException as e:
+            v["error"] = "value facts: %s" % _err(e)
+    return v
+
+
+def _err(e):
+    if isinstance(e, _UserCodeTimeout):
+        return str(e)
+    try:
+        msg = str(e) if type(e).__module__ in ("builtins",) or _trusted(type(e)) else ""
+    except BaseException:
+        msg = ""
+    return ("%s: %s" % (type(e).__name__, msg[:200])) if msg else type(e).__name__
+
+
+_CHUNKS = 10  # contiguous row chunks a big object is sampled in (cache friendly, deterministic)
+
+
+def _chunk_rows(n, want):
+    """Row positions of _CHUNKS evenly spaced contiguous chunks, want rows in all."""
+    np = _np()
+    per = max(1, want // _CHUNKS)
+    starts = [(n - per) * k // (_CHUNKS - 1) for k in range(_CHUNKS)]
+    return np.concatenate([np.arange(st, st + per) for st in starts])
+
+
+def _frame_sample(df):
+    """(rows used for value facts, sampled?): all rows when few, else contiguous chunks.
+
+    Slices, not take(): take() would materialize (and cache) a big RangeIndex.
+    """
+    n = len(df)
+    if n <= _ROW_SAMPLE:
+        return df, False
+    pd = sys.modules["pandas"]
+    np = _np()
+    per = _ROW_SAMPLE // _CHUNKS
+    starts = [(n - per) * k // (_CHUNKS - 1) for k in range(_CHUNKS)]
+    if isinstance(df, pd.Series) and isinstance(df.dtype, np.dtype):
+        vals = df.to_numpy(copy=False)
+        return pd.Series(np.concatenate([vals[st:st + per] for st in starts]), name=df.name, copy=False), True
+    return pd.concat([df.iloc[st:st + per] for st in starts], copy=False), True
+
+
+def _column(name, s, ctx, sampled_rows):
+    """facts.Column for one Series (s is already the sampled rows)."""
+    pd = sys.modules["pandas"]
+    api = pd.api.types
+    c = {"name": _label(name), "dtype": str(s.dtype)}
+    if sampled_rows is None:
+        return c
+    try:
+        c["nulls"] = int(s.isna().sum())
+    except BaseException:
+        pass
+    dt = s.dtype
+    try:
+        if api.is_object_dtype(dt) or api.is_string_dtype(dt):
+            c.update(_object_column(s, ctx))
+        elif ctx.values and api.is_numeric_dtype(dt) and not api.is_bool_dtype(dt):
+            lo, hi = _finite(s.min()), _finite(s.max())
+            if lo is not None:
+                c["min"] = lo
+            if hi is not None:
+                c["max"] = hi
+        elif ctx.values and api.is_categorical_dtype(dt):
+            c["n_unique"] = int(len(dt.categories))
+    except BaseException:
+        pass
+    return c
+
+
+def _describe_index(idx, ctx):
+    i = {"type": _short(type(idx))}
+    try:
+        i["dtype"] = str(idx.dtype)
+    except BaseException:
+        pass
+    try:
+        names = list(idx.names)
+        if len(names) == 1:
+            if names[0] is not None:
+                i["name"] = _label(names[0])
+        elif any(n is not None for n in names):
+            i["name"] = [_label(n) for n in names]
+    except BaseException:
+        pass
+    if ctx.values:
+        try:
+            n = len(idx)
+            head = idx[: min(n, 10)]
+            i["sample"] = [_label(x) for x in head]
+            i["complete"] = n <= 10
+        except BaseException:
+            pass
+    return i
+
+
+def _frame_stats(df, sample, dtypes, ctx):
+    """Null counts and numeric min/max for the first _STAT_COLUMNS columns.
+
+    A small frame is reduced column-wise in one vectorized call per statistic; a big one
+    column by column on numpy arrays gathered from contiguous row chunks (no index is
+    materialized and the cost does not grow with the number of rows).
+    """
+    pd = sys.modules["pandas"]
+    api = pd.api.types
+    k = min(len(dtypes), _STAT_COLUMNS)
+    out = {"object": {}}
+    objects = [i for i in range(k) if api.is_object_dtype(dtypes[i]) or api.is_string_dtype(dtypes[i])]
+    numeric = [i for i in range(k) if api.is_numeric_dtype(dtypes[i]) and not api.is_bool_dtype(dtypes[i])]
+    if sample is not None:
+        sub = sample.iloc[:, :k]
+        nulls = sub.isna().sum().to_numpy()
+        for i in range(k):
+            out[i] = {"nulls": int(nulls[i])}
+        if ctx.values and numeric:
+            num = sub.iloc[:, numeric]
+            lo, hi = num.min().to_numpy(), num.max().to_numpy()
+            for j, i in enumerate(numeric):
+                _put_range(out[i], lo[j], hi[j])
+        for i in objects:
+            out["object"][i] = sub.iloc[:, i]
+    else:
+        np = _np()
+        n = len(df)
+        per = _ROW_SAMPLE // _CHUNKS
+        starts = [(n - per) * c // (_CHUNKS - 1) for c in range(_CHUNKS)]
+        for i in range(k):
+            if ctx.over():
+                break
+            col = df.iloc[:, i]
+            if isinstance(col.dtype, np.dtype):
+                vals = col.to_numpy(copy=False)
+                samp = np.concatenate([vals[st:st + per] for st in starts])
+                out[i] = {"nulls": int(pd.isna(samp).sum())}
+                if ctx.values and i in numeric and samp.size:
+                    if samp.dtype.kind == "f":
+                        _put_range(out[i], np.nanmin(samp), np.nanmax(samp))
+                    elif samp.dtype.kind in "iu":
+                        _put_range(out[i], samp.min(), samp.max())
+                if i in objects:
+                    out["object"][i] = pd.Series(samp, copy=False)
+            else:
+                part = pd.concat([col.iloc[st:st + per] for st in starts], copy=False)
+                out[i] = {"nulls": int(part.isna().sum())}
+                if ctx.values and i in numeric:
+                    _put_range(out[i], part.min(), part.max())
+                if i in objects:
+                    out["object"][i] = part
+    if ctx.values:
+        for i in range(k):
+            if i in out and api.is_categorical_dtype(dtypes[i]):
+                out[i]["n_unique"] = int(len(dtypes[i].categories))
+    return out
+
+
+def _put_range(c, lo, hi):
+    a, b = _finite(lo), _finite(hi)
+    if a is not None:
+        c["min"] = a
+    if b is not None:
+        c["max"] = b
+
+
+def _object_column(s, ctx):
+    """Element types, non-numeric strings and unique count of an object column's sample."""
+    c = {}
+    head = s.dropna()
+    head = head.iloc[:200] if len(head) > 200 else head
+    seen = []
+    non_num = []
+    for e in head:
+        tn = _tname(type(e))
+        if tn not in seen:
+            seen.append(tn)
+        if ctx.values and type(e) is str and len(non_num) < 3:
+            try:
+                float(e.strip())
+            except ValueError:
+                short = e if len(e) <= 40 else e[:40] + "..."
+                if short not in non_num:
+                    non_num.append(short)
+    if seen:
+        c["element_types"] = seen
+    if non_num:
+        c["non_numeric_sample"] = non_num
+    if ctx.values:
+        try:
+            c["n_unique"] = int(s.nunique())
+        except BaseException:
+            pass
+    return c
+
+

@@ -1,0 +1,436 @@
+# ---------------------------------------------------------------------------------------------
+# Shadow runs: parent side
+
+CELL_FILENAME = "<premortem-cell>"
+_MAX_RESULTS = 32
+_DEFAULT_MAX_MEMORY = 2 << 30
+_OUT_LIMIT = 8192
+_TRACE_LINES = 200
+_TRACE_NAMES = 20
+
+_lock = threading.Lock()
+_results = {}  # token -> result dict (facts.ShadowResult)
+_order = []  # tokens, oldest first
+_children = {}  # token -> _Child
+_counter = [0]
+
+
+class _Child(object):
+    __slots__ = ("token", "pid", "rfd", "deadline", "timeout", "cancelled", "started", "max_memory")
+
+    def __init__(self, token, pid, rfd, timeout, max_memory):
+        self.token = token
+        self.pid = pid
+        self.rfd = rfd
+        self.started = time.monotonic()
+        self.timeout = timeout
+        self.deadline = self.started + timeout
+        self.cancelled = None
+        self.max_memory = max_memory
+
+
+def _store(res):
+    with _lock:
+        tok = res["token"]
+        if tok not in _results:
+            _order.append(tok)
+        _results[tok] = res
+        while len(_order) > _MAX_RESULTS:
+            old = _order.pop(0)
+            if old not in _children:
+                _results.pop(old, None)
+            else:
+                _order.append(old)
+                break
+
+
+def _new_token():
+    _counter[0] += 1
+    return "%d-%d-%s" % (os.getpid(), _counter[0], os.urandom(4).hex())
+
+
+def _final(token, status, reason=None, **kw):
+    res = {"token": token, "status": status}
+    if reason:
+        res["reason"] = reason
+    res.update(kw)
+    return res
+
+
+def _meminfo_available():
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except BaseException:
+        return None
+    return None
+
+
+def _statm():
+    """(virtual size, rss) of this process in bytes, or (None, None)."""
+    try:
+        with open("/proc/self/statm") as f:
+            parts = f.read().split()
+        page = os.sysconf("SC_PAGE_SIZE")
+        return int(parts[0]) * page, int(parts[1]) * page
+    except BaseException:
+        return None, None
+
+
+def _skip_reason():
+    if not hasattr(os, "fork") or os.name == "nt":
+        return "shadow runs need fork(), not available on Windows"
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            if torch.cuda.is_initialized():
+                return "the kernel uses CUDA, which does not survive fork: not shadow-run"
+        except BaseException:
+            pass
+    _, rss = _statm()
+    avail = _meminfo_available()
+    if rss is not None and avail is not None and rss > avail:
+        return "the kernel's memory (%d MiB) is larger than what is free (%d MiB): not shadow-run" % (
+            rss >> 20, avail >> 20)
+    return None
+
+
+# Cell magics handled before IPython's transformer (so line numbers stay those of the cell).
+_CELL_MAGIC_RUN = frozenset(["time", "timeit", "capture", "prun"])
+_CELL_MAGIC_DISPLAY = frozenset(["html", "HTML", "markdown", "latex", "svg", "javascript", "js", "md"])
+# Line magics the child runs (or ignores as harmless); anything else is refused.
+_LINE_MAGIC_NOOP = frozenset(["matplotlib", "autoreload", "aimport", "xmode", "pdb", "config_inline",
+                              "colors", "autocall", "automagic", "precision", "doctest_mode",
+                              "notebook", "qtconsole", "pprint", "autosave"])
+_LINE_MAGIC_RUN = frozenset(["config", "load_ext", "reload_ext", "env", "who", "whos", "who_ls",
+                             "pwd", "cd", "reset", "reset_selective", "history", "lsmagic",
+                             "pinfo", "pinfo2", "psearch", "pdoc", "pdef", "psource", "pfile",
+                             "magic", "page", "pylab", "xdel", "dhist", "set_env", "unalias",
+                             "alias_magic", "tb", "run"])
+_LINE_MAGIC_ONCE = frozenset(["time", "timeit", "prun"])
+
+
+def _prepare(code):
+    """Split off a cell magic; returns (body, status_dict_or_None).
+
+    The magic line is replaced by an empty line (or the %%timeit setup statement) so the body's
+    line numbers are the cell's.
+    """
+    lines = code.split("\n")
+    k = 0
+    while k < len(lines) - 1 and not lines[k].strip():
+        k += 1  # IPython drops leading blank lines before looking for a cell magic
+    first = lines[k].strip() if lines else ""
+    if not first.startswith("%%"):
+        return code, None
+    parts = first[2:].split(None, 1)
+    magic = parts[0] if parts else ""
+    rest = parts[1] if len(parts) > 1 else ""
+    if magic in _CELL_MAGIC_DISPLAY:
+        return None, {"status": "ok", "reason": "%%%%%s cell only displays" % magic}
+    if magic in _CELL_MAGIC_RUN:
+        setup = ""
+        if magic == "timeit":
+            toks = rest.split()
+            i = 0
+            while i < len(toks) and toks[i].startswith("-"):
+                if toks[i] in ("-n", "-r", "-p") and i + 1 < len(toks):
+                    i += 1
+                i += 1
+            setup = " ".join(toks[i:])
+        return "\n".join(lines[:k] + [setup] + lines[k + 1:]), None
+    return None, {"status": "refused", "refused": "%%%%%s cell magic" % magic,
+                  "reason": "the %%%%%s cell magic is not run in a shadow run; outcome unknown" % magic}
+
+
+def _line_map(orig, transformed):
+    """Maps 1-based lines of the transformed cell to lines of the original cell."""
+    a = orig.split("\n")
+    b = transformed.rstrip("\n").split("\n")
+    while a and not a[-1].strip():
+        a.pop()
+    while b and not b[-1].strip():
+        b.pop()
+    if len(a) == len(b):
+        return None
+    import difflib
+
+    m = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        for j in range(j1, j2):
+            m[j + 1] = min(i1 + (j - j1), max(i1, i2 - 1)) + 1
+    return m
+
+
+def shadow(code, timeout_s=3.0, trace=False, max_memory=0):
+    """Fork the kernel and run code in the child; returns at once (facts.ShadowResult JSON)."""
+    t0 = time.perf_counter()
+    token = _new_token()
+    sh = _shell()
+    try:
+        count = int(getattr(sh, "execution_count", 0) or 0)
+    except BaseException:
+        count = 0
+    try:
+        res = _start(token, str(code), float(timeout_s or 3.0), bool(trace), int(max_memory or 0), sh, count, t0)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:
+        res = _final(token, "skipped", "shadow run could not start: %s" % _err(e))
+    res.setdefault("execution_count", count)
+    res.setdefault("fork_ms", round((time.perf_counter() - t0) * 1000.0, 3))
+    if res.get("status") != "running":
+        _store(dict(res))
+    return _JSON(res)
+
+
+def _start(token, code, timeout, trace, max_memory, sh, count, t0):
+    reason = _skip_reason()
+    if reason:
+        return _final(token, "skipped", reason)
+    _kill_running("cancelled: a newer shadow run started")
+    body, early = _prepare(code)
+    if early is not None:
+        early["token"] = token
+        return early
+    transformed = body
+    if sh is not None and hasattr(sh, "transform_cell"):
+        transformed = sh.transform_cell(body)
+    lmap = _line_map(code, transformed)
+    flags = 0
+    comp = getattr(sh, "compile", None)
+    try:
+        flags = int(getattr(comp, "flags", 0)) & ~0x2000  # no PyCF_ALLOW_TOP_LEVEL_AWAIT
+    except BaseException:
+        flags = 0
+    is_async = False
+    try:
+        cell_code = compile(transformed, CELL_FILENAME, "exec", flags, True)
+    except SyntaxError as e:
+        try:
+            import ast
+
+            cell_code = compile(transformed, CELL_FILENAME, "exec", flags | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, True)
+            is_async = True
+        except SyntaxError:
+            line = _map(lmap, e.lineno or 0)
+            return _final(token, "error", None, exception=type(e).__name__, message=str(e.msg)[:2000],
+                          line=line, frames=[{"file": CELL_FILENAME, "line": line, "func": "<cell>",
+                                              "in_cell": True, "text": _orig_line(code, line)}])
+    if max_memory <= 0:
+        max_memory = _DEFAULT_MAX_MEMORY
+    rnd = sys.modules.get("random")
+    rstate = rnd.getstate() if rnd is not None else None
+    import signal
+
+    rfd, wfd = os.pipe()
+    old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    tf = time.perf_counter()
+    try:
+        pid = os.fork()
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        os.close(rfd)
+        os.close(wfd)
+        raise
+    if pid == 0:  # child: never returns
+        try:
+            os.close(rfd)
+            _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, old_mask, is_async, sh)
+        finally:
+            os._exit(70)
+    fork_ms = (time.perf_counter() - tf) * 1000.0
+    try:  # register and start reaping before signals are unblocked: a KeyboardInterrupt must
+        # not leave the child unreaped
+        os.close(wfd)
+        child = _Child(token, pid, rfd, timeout, max_memory)
+        with _lock:
+            _children[token] = child
+        res = _final(token, "running")
+        res["execution_count"] = count
+        res["fork_syscall_ms"] = round(fork_ms, 3)
+        res["fork_ms"] = round((time.perf_counter() - t0) * 1000.0, 3)
+        _store(dict(res))  # before the reaper can store the outcome
+        th = threading.Thread(target=_reap, args=(child,), name="premortem-shadow-reaper", daemon=True)
+        th.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+    return res
+
+
+def _map(lmap, line):
+    if not line:
+        return 0
+    if lmap is None:
+        return line
+    return lmap.get(line, line)
+
+
+def _orig_line(code, line):
+    lines = code.split("\n")
+    if 1 <= line <= len(lines):
+        return lines[line - 1].strip()[:300]
+    return ""
+
+
+def _kill(pid):
+    import signal
+
+    for fn in (os.killpg, os.kill):
+        try:
+            fn(pid, signal.SIGKILL)
+        except BaseException:
+            pass
+
+
+def _kill_running(why):
+    with _lock:
+        running = list(_children.values())
+    for c in running:
+        c.cancelled = why
+        _kill(c.pid)
+
+
+def _reap(child):
+    """Parent-side thread: drain the child's pipe, enforce the deadline, reap, store."""
+    import select
+
+    chunks = []
+    timed_out = False
+    status = None
+    pidfd = None
+    try:
+        pidfd = os.pidfd_open(child.pid)
+    except BaseException:
+        pidfd = None
+    eof = False
+    try:
+        while True:
+            if status is None:
+                try:
+                    wpid, st = os.waitpid(child.pid, os.WNOHANG)
+                    if wpid == child.pid:
+                        status = st
+                except ChildProcessError:
+                    status = -1
+            if status is not None and eof:
+                break
+            now = time.monotonic()
+            if now >= child.deadline and status is None:
+                timed_out = True
+                _kill(child.pid)
+                child.deadline = now + 3600.0
+            watch = [] if eof else [child.rfd]
+            if pidfd is not None and status is None:
+                watch.append(pidfd)
+            wait = max(0.0, min(child.deadline - now, 1.0))
+            if status is not None and not eof:
+                wait = 0.2  # exited: drain what is left
+            if pidfd is None and status is None:
+                wait = min(wait, 0.01)
+            if watch:
+                r, _, _ = select.select(watch, [], [], wait)
+            else:
+                r = []
+                time.sleep(wait)
+            if child.rfd in r:
+                data = os.read(child.rfd, 1 << 16)
+                if data:
+                    chunks.append(data)
+                else:
+                    eof = True
+            elif status is not None and not r and not eof:
+                eof = True  # exited, nothing more to read (a grandchild may hold the pipe)
+            if timed_out and status is not None:
+                break
+    except BaseException as e:
+        _kill(child.pid)
+        try:
+            os.waitpid(child.pid, 0)
+        except BaseException:
+            pass
+        status = status if status is not None else -1
+        chunks = [json.dumps({"status": "died", "reason": "shadow reaper failed: %s" % _err(e)}).encode()]
+    finally:
+        for fd in (child.rfd, pidfd):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except BaseException:
+                    pass
+        with _lock:
+            _children.pop(child.token, None)
+    elapsed = (time.monotonic() - child.started) * 1000.0
+    res = _outcome(child, b"".join(chunks), status, timed_out, elapsed)
+    with _lock:
+        prev = _results.get(child.token, {})
+    for k in ("fork_ms", "execution_count"):
+        if k in prev:
+            res.setdefault(k, prev[k])
+    _store(res)
+
+
+def _outcome(child, data, status, timed_out, elapsed):
+    import signal
+
+    token = child.token
+    if child.cancelled:
+        return _final(token, "died", child.cancelled, elapsed_ms=round(elapsed, 3))
+    if timed_out:
+        return _final(token, "timeout", "the cell ran longer than %g s in the shadow run and was stopped; outcome unknown"
+                      % child.timeout, elapsed_ms=round(elapsed, 3))
+    res = None
+    if data:
+        try:
+            res = json.loads(data.decode("utf-8", "replace"))
+        except BaseException:
+            res = None
+    if isinstance(res, dict) and res.get("status"):
+        res["token"] = token
+        return res
+    why = "the shadow run died without reporting"
+    if status is not None and status >= 0 and os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except BaseException:
+            name = str(sig)
+        if sig == getattr(signal, "SIGSYS", -1):
+            what = "a file write, delete, rename, socket or process launch from native code"
+            return _final(token, "refused", "the cell tried a side effect a shadow run does not allow (%s); outcome unknown"
+                          % what, refused=what, elapsed_ms=round(elapsed, 3))
+        if sig == getattr(signal, "SIGXCPU", -1):
+            return _final(token, "timeout", "the cell used more CPU time than the shadow run allows", elapsed_ms=round(elapsed, 3))
+        why = "the shadow run was killed by %s%s" % (name, " (out of memory?)" if sig == signal.SIGKILL else "")
+    elif status is not None and status >= 0 and os.WIFEXITED(status):
+        why = "the shadow run exited with status %d without reporting" % os.WEXITSTATUS(status)
+    return _final(token, "died", why, elapsed_ms=round(elapsed, 3))
+
+
+def shadow_result(token):
+    """The stored outcome of a shadow run (status running while the child works)."""
+    with _lock:
+        res = _results.get(str(token))
+    if res is None:
+        return _JSON(_final(str(token), "died", "unknown shadow token (the kernel restarted or the result expired)"))
+    return _JSON(dict(res))
+
+
+def shadow_cancel(token):
+    """Kill a running shadow child; returns its (final or running) result."""
+    with _lock:
+        c = _children.get(str(token))
+    if c is not None:
+        c.cancelled = "cancelled"
+        _kill(c.pid)
+    return shadow_result(token)
+
+
+def shadow_children():
+    """Pids of running shadow children (for tests)."""
+    with _lock:
+        return _JSON(sorted(c.pid for c in _children.values()))
+
+
