@@ -27,7 +27,9 @@ version="$(git -C "$root" describe --tags --always --dirty 2>/dev/null || echo d
 npx tsc --noEmit -p . >&2
 npm run --silent test:unit >&2
 node esbuild.mjs --production >&2
+# The project's licence ships in the .vsix (vsce refuses to package without one).
+cp "$root/LICENSE" "$ext_dir/LICENSE"
 out="$ext_dir/premortem-linux-x64.vsix"
 rm -f "$out"
-npx vsce package --target linux-x64 --no-dependencies --skip-license -o "$out" >&2
+npx vsce package --target linux-x64 --no-dependencies -o "$out" >&2
 echo "$out"
