@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -36,11 +37,28 @@ func TestCheckUsageErrors(t *testing.T) {
 	if err := os.WriteFile(md, []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Not regular files: refused before reading, so a FIFO cannot block and a device
+	// cannot be read without end.
+	fifo := filepath.Join(t.TempDir(), "fifo.ipynb")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	zero := filepath.Join(t.TempDir(), "zero.ipynb")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	dirNB := filepath.Join(t.TempDir(), "folder.ipynb")
+	if err := os.Mkdir(dirNB, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		args   []string
 		stderr string
 	}{
+		{"fifo notebook", []string{fifo, "--static"}, "is a FIFO (named pipe), not a regular file"},
+		{"device notebook", []string{zero, "--static"}, "is a character device, not a regular file"},
+		{"directory notebook", []string{dirNB, "--static"}, "is a directory, not a regular file"},
 		{"no notebook", nil, "usage: premortem check"},
 		{"two notebooks", []string{demoNotebook, "other.ipynb"}, "usage: premortem check"},
 		{"unknown flag", []string{demoNotebook, "--frobnicate"}, "frobnicate"},
