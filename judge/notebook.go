@@ -265,7 +265,7 @@ func replay(ctx context.Context, k *kernelclient.Launched, nb *notebook.Notebook
 			// Execute interrupted the kernel; judging goes on against what ran before, once
 			// the kernel is idle again.
 			if why := waitIdle(k, 10*time.Second); why != "" {
-				return fmt.Errorf("%w: %s ran longer than %s (--timeout) and the kernel %s after the interrupt: no verdict stands; raise --timeout, or check without a kernel with --static", ErrEnvironment, where, timeout, why)
+				return fmt.Errorf("%w: %s ran longer than %s (--timeout) and the kernel %s: no verdict stands; raise --timeout, or check without a kernel with --static", ErrEnvironment, where, timeout, why)
 			}
 			rep.ReplayError = &ReplayError{Index: nb.Index(c.ID), ExecutionCount: c.ExecutionOrder, Ename: "Timeout",
 				Evalue: fmt.Sprintf("the cell ran longer than %s (--timeout) and was interrupted", timeout)}
@@ -422,24 +422,20 @@ func kernelLost(k *kernelclient.Launched, suspect bool) string {
 }
 
 // waitIdle waits for the kernel to finish what it runs after an interrupt; it says what went
-// wrong ("did not stop", "died (...)"), "" once the kernel is idle.
+// wrong ("was still busy 10s after the interrupt", "died (...)"), "" once the kernel answers.
+// The client's state cannot tell: it forgets the busy status of an execute it abandoned, so
+// a silent request stands in line behind whatever still runs.
 func waitIdle(k *kernelclient.Launched, max time.Duration) string {
-	deadline := time.Now().Add(max)
-	for {
-		if why := kernelLost(k, false); why != "" {
-			return why
-		}
-		if k.State() == kernelclient.StateIdle {
-			return ""
-		}
-		if time.Now().After(deadline) {
-			return fmt.Sprintf("was still busy %s", max)
-		}
-		select {
-		case <-k.Exited():
-		case <-time.After(50 * time.Millisecond):
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), max)
+	defer cancel()
+	_, err := k.WhoAmI(ctx)
+	if why := kernelLost(k, err != nil && ctx.Err() == nil); why != "" {
+		return why
 	}
+	if err != nil && ctx.Err() != nil {
+		return fmt.Sprintf("was still busy %s after the interrupt", max)
+	}
+	return ""
 }
 
 // kernelFailed reports whether judging the cell met a failed kernel request: the notes

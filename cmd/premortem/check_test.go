@@ -496,3 +496,25 @@ func TestCheckSequential(t *testing.T) {
 		t.Errorf("cell-by-cell verdicts %v, want ok crash crash", got)
 	}
 }
+
+// TestCheckReplayTimeoutKernelStuck: a replayed cell past --timeout whose kernel ignores the
+// interrupt leaves the kernel busy for good: no verdict can be reached, so exit 2 with the
+// reason on stderr and nothing on stdout.
+func TestCheckReplayTimeoutKernelStuck(t *testing.T) {
+	checkNeedsKernel(t)
+	nb := `{"cells": [
+ {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [], "source": ["import signal, time\n", "signal.signal(signal.SIGINT, signal.SIG_IGN)\n", "time.sleep(60)"]},
+ {"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [], "source": ["print(1)"]}
+], "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}, "nbformat": 4, "nbformat_minor": 5}`
+	path := filepath.Join(t.TempDir(), "stuck.ipynb")
+	if err := os.WriteFile(path, []byte(nb), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := checkRun(path, "--timeout", "1s")
+	if code != 2 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q, want 2 and nothing\nstderr %s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "cell 1 (run 1) ran longer than 1s (--timeout) and the kernel was still busy") || !strings.Contains(stderr, "raise --timeout") {
+		t.Errorf("stderr %s", stderr)
+	}
+}
