@@ -56,7 +56,9 @@ type Report struct {
 	Source *notebook.Notebook
 }
 
-// ReplayError is a replayed cell that raised (or timed out, or lost its kernel).
+// ReplayError is a replayed cell that raised, or ran past the replay timeout and was
+// interrupted. A kernel lost during the replay is not one: CheckNotebook returns an
+// ErrEnvironment error then.
 type ReplayError struct {
 	// Index is the 0-based index of the cell in the notebook's cells array (messages name it
 	// from 1, as every message does).
