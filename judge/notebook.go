@@ -56,7 +56,9 @@ type Report struct {
 	Source *notebook.Notebook
 }
 
-// ReplayError is a replayed cell that raised (or timed out, or lost its kernel).
+// ReplayError is a replayed cell that raised, or ran past the replay timeout and was
+// interrupted. A kernel lost during the replay is not one: CheckNotebook returns an
+// ErrEnvironment error then.
 type ReplayError struct {
 	// Index is the 0-based index of the cell in the notebook's cells array (messages name it
 	// from 1, as every message does).
@@ -70,15 +72,25 @@ func (e *ReplayError) Error() string {
 	return fmt.Sprintf("replay stopped at cell %d (run %d): %s: %s", e.Index+1, e.ExecutionCount, e.Ename, oneLine(e.Evalue))
 }
 
-// ErrEnvironment marks errors that are the machine's, not the notebook's (no kernel could
-// start, the notebook cannot be read): `premortem check` exits 2 on them.
+// ErrEnvironment marks errors that are the machine's, not the notebook's: the notebook
+// cannot be read, no kernel could start, the kernel died or stopped answering during the
+// replay or the judging. No verdict stands then, and `premortem check` exits 2.
 var ErrEnvironment = errors.New("environment error")
+
+// kernelLostWait bounds how long a judged cell whose kernel requests failed waits for the
+// kernel's death to become certain (its process reaped, or the client giving up on the
+// heartbeat after HeartbeatMisses seconds) before the kernel is taken to be alive.
+const kernelLostWait = 4 * time.Second
 
 // CheckNotebook reads a notebook, starts a kernel for it in the notebook's folder, replays
 // the cells that carry an execution count in execution-count order, and judges the target
 // cells against the state the replay left.
 func CheckNotebook(ctx context.Context, path string, opts CheckOptions) (*Report, error) {
-	nb, err := notebook.Read(path)
+	raw, err := kernelclient.ReadSmallFile(path, kernelclient.MaxNotebookSize)
+	if err != nil {
+		return nil, fmt.Errorf("%w: read notebook %s: %v (give the path of an .ipynb file)", ErrEnvironment, path, err)
+	}
+	nb, err := notebook.Parse(raw, path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: read %s: %v", ErrEnvironment, path, err)
 	}
@@ -115,12 +127,17 @@ func CheckNotebook(ctx context.Context, path string, opts CheckOptions) (*Report
 		}
 		defer func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			if ctx.Err() != nil {
+				// Interrupted (a signal, a deadline): the kernel is killed at once rather
+				// than asked to finish the cell it runs.
+				cancel()
+			}
 			defer cancel()
 			_ = k.Shutdown(sctx)
 		}()
 		rep.Kernel = k.Info()
 		j.Kernel = k
-		if err := replay(ctx, k, nb, opts, rep); err != nil {
+		if err := replay(ctx, k, nb, opts, rep, recordedErrors(raw)); err != nil {
 			return nil, err
 		}
 	}
@@ -133,6 +150,11 @@ func CheckNotebook(ctx context.Context, path string, opts CheckOptions) (*Report
 			fmt.Fprintf(opts.Progress, "premortem: judging cell %d [%d/%d]\n", idx+1, n+1, len(targets))
 		}
 		v, err := j.Cell(ctx, nb, nb.Cells[idx].ID)
+		if k, ok := j.Kernel.(*kernelclient.Launched); ok && ctx.Err() == nil {
+			if why := kernelLost(k, err != nil || kernelFailed(v)); why != "" {
+				return nil, fmt.Errorf("%w: the kernel %s while premortem judged cell %d (index %d): no verdict stands; run premortem check again, or check without a kernel with --static", ErrEnvironment, why, idx+1, idx)
+			}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("judge cell %d (index %d): %w", idx+1, idx, err)
 		}
@@ -213,14 +235,16 @@ func targetCells(nb *notebook.Notebook, want []int) ([]int, error) {
 	return out, nil
 }
 
-// replay runs the executed cells in execution-count order, as the user ran them.
-func replay(ctx context.Context, k kernelclient.Kernel, nb *notebook.Notebook, opts CheckOptions, rep *Report) error {
+// replay runs the executed cells in execution-count order, as the user ran them. A cell
+// that raises, or runs past the timeout and is interrupted, stops the replay: that is the
+// notebook's doing, and judging goes on against what ran before. A kernel that dies or stops
+// answering is the machine's: an ErrEnvironment error, and no verdict.
+func replay(ctx context.Context, k *kernelclient.Launched, nb *notebook.Notebook, opts CheckOptions, rep *Report, recorded map[int]string) error {
 	timeout := opts.ReplayTimeout
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
 	hist := nb.History()
-	recorded := recordedErrors(rep.Notebook)
 	for n, c := range hist {
 		if opts.Progress != nil {
 			fmt.Fprintf(opts.Progress, "premortem: replaying cell %d (run %d) [%d/%d]\n", nb.Index(c.ID)+1, c.ExecutionOrder, n+1, len(hist))
@@ -233,12 +257,20 @@ func replay(ctx context.Context, k kernelclient.Kernel, nb *notebook.Notebook, o
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			rep.ReplayError = &ReplayError{Index: nb.Index(c.ID), ExecutionCount: c.ExecutionOrder, Ename: "ReplayFailed", Evalue: err.Error()}
-			if timedOut {
-				// Execute interrupted the kernel; judging goes on against what ran before.
-				rep.ReplayError.Ename = "Timeout"
-				rep.ReplayError.Evalue = fmt.Sprintf("the cell ran longer than %s (--timeout) and was interrupted", timeout)
+			where := fmt.Sprintf("cell %d (run %d)", nb.Index(c.ID)+1, c.ExecutionOrder)
+			if !timedOut {
+				if why := kernelLost(k, true); why != "" {
+					return fmt.Errorf("%w: the kernel %s while premortem replayed %s: no verdict stands (a kernel killed from outside or by the out-of-memory killer ends this way); run premortem check again, or check without a kernel with --static", ErrEnvironment, why, where)
+				}
+				return fmt.Errorf("%w: premortem lost contact with its kernel while it replayed %s (%v): no verdict stands; run premortem check again, or check without a kernel with --static", ErrEnvironment, where, err)
 			}
+			// Execute interrupted the kernel; judging goes on against what ran before, once
+			// the kernel is idle again.
+			if why := waitIdle(k, 10*time.Second); why != "" {
+				return fmt.Errorf("%w: %s ran longer than %s (--timeout) and the kernel %s: no verdict stands; raise --timeout, or check without a kernel with --static", ErrEnvironment, where, timeout, why)
+			}
+			rep.ReplayError = &ReplayError{Index: nb.Index(c.ID), ExecutionCount: c.ExecutionOrder, Ename: "Timeout",
+				Evalue: fmt.Sprintf("the cell ran longer than %s (--timeout) and was interrupted", timeout)}
 			if opts.Progress != nil {
 				fmt.Fprintf(opts.Progress, "premortem: %s\n", rep.ReplayError)
 			}
@@ -325,13 +357,9 @@ func sliceUTF16(s string, from, to int) string {
 }
 
 // recordedErrors returns, by cell index, the exception name of the error output a cell
-// saved from the user's own run ("" for none). Unreadable files give an empty map: the
-// replay then stops at any error, as it would without this knowledge.
-func recordedErrors(path string) map[int]string {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
+// saved from the user's own run ("" for none). Files that are not nbformat JSON give an
+// empty map: the replay then stops at any error, as it would without this knowledge.
+func recordedErrors(raw []byte) map[int]string {
 	var doc struct {
 		Cells []struct {
 			Outputs []struct {
@@ -359,4 +387,69 @@ func recordedErrors(path string) map[int]string {
 func isPython(nb *notebook.Notebook) bool {
 	l := strings.ToLower(nb.Language())
 	return l == "" || l == "python"
+}
+
+// kernelLost says how premortem's kernel was lost ("died (signal: killed)", "stopped
+// answering"), "" while it is alive. suspect (a request to it just failed) waits up to
+// kernelLostWait for a death to become certain: the failed request can come before the
+// process is reaped or the heartbeat given up.
+func kernelLost(k *kernelclient.Launched, suspect bool) string {
+	deadline := time.Now()
+	if suspect {
+		deadline = deadline.Add(kernelLostWait)
+	}
+	for {
+		select {
+		case <-k.Exited():
+			return "died (" + k.ExitState() + ")"
+		default:
+		}
+		if k.State() == kernelclient.StateDead {
+			// The heartbeat went unanswered; the process may follow it out.
+			select {
+			case <-k.Exited():
+				return "died (" + k.ExitState() + ")"
+			case <-time.After(200 * time.Millisecond):
+			}
+			return "stopped answering (its heartbeat is lost)"
+		}
+		if !time.Now().Before(deadline) {
+			return ""
+		}
+		select {
+		case <-k.Exited():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// waitIdle waits for the kernel to finish what it runs after an interrupt; it says what went
+// wrong ("was still busy 10s after the interrupt", "died (...)"), "" once the kernel answers.
+// The client's state cannot tell: it forgets the busy status of an execute it abandoned, so
+// a silent request stands in line behind whatever still runs.
+func waitIdle(k *kernelclient.Launched, max time.Duration) string {
+	ctx, cancel := context.WithTimeout(context.Background(), max)
+	defer cancel()
+	_, err := k.WhoAmI(ctx)
+	if why := kernelLost(k, err != nil && ctx.Err() == nil); why != "" {
+		return why
+	}
+	if err != nil && ctx.Err() != nil {
+		return fmt.Sprintf("was still busy %s after the interrupt", max)
+	}
+	return ""
+}
+
+// kernelFailed reports whether judging the cell met a failed kernel request: the notes
+// Judge.Cell adds when inspection or the shadow run could not reach the kernel.
+func kernelFailed(v *CellVerdict) bool {
+	if v == nil {
+		return false
+	}
+	for _, n := range v.Notes {
+		if strings.HasPrefix(n, "runtime facts unavailable: ") || strings.HasPrefix(n, "shadow run failed: ") {
+			return true
+		}
+	}
+	return false
 }

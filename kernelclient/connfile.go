@@ -60,8 +60,11 @@ var ErrStale = errors.New("no kernel answers at the ports this file names (stale
 
 // ReadConnectionFile reads and validates a connection file.
 func ReadConnectionFile(path string) (ConnectionInfo, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadSmallFile(path, MaxConnectionFileSize)
 	if err != nil {
+		if errors.Is(err, ErrFileRefused) {
+			err = fmt.Errorf("%w; a connection file is the small kernel-*.json a kernel writes in its runtime directory (`jupyter --runtime-dir` prints it): point at that file", err)
+		}
 		return ConnectionInfo{}, &ConnectionFileError{Path: path, Reason: ReasonUnreadable, Err: err}
 	}
 	info, err := ParseConnectionInfo(data)

@@ -317,9 +317,9 @@ func canonicalPath(p string) string {
 
 // readServerInfo reads a jpserver-*.json / nbserver-*.json file.
 func readServerInfo(path string) (*ServerInfo, error) {
-	data, err := os.ReadFile(path)
+	data, err := ReadSmallFile(path, MaxServerInfoSize)
 	if err != nil {
-		return nil, fmt.Errorf("server file %s: %w", path, err)
+		return nil, fmt.Errorf("server file %s: %w (a Jupyter server writes a small JSON file here; remove what is not one)", path, err)
 	}
 	var raw struct {
 		URL         string `json:"url"`

@@ -112,9 +112,9 @@ func FindKernelSpecs() ([]KernelSpec, error) {
 }
 
 func readKernelSpec(dir string) (KernelSpec, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "kernel.json"))
+	data, err := ReadSmallFile(filepath.Join(dir, "kernel.json"), MaxKernelSpecSize)
 	if err != nil {
-		return KernelSpec{}, err
+		return KernelSpec{}, fmt.Errorf("kernelspec %s: %w (fix or remove that kernelspec: `jupyter kernelspec list` shows them)", dir, err)
 	}
 	var spec KernelSpec
 	if err := json.Unmarshal(data, &spec); err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -133,15 +134,10 @@ func launchOnce(ctx context.Context, spec KernelSpec, specArgv []string, opts La
 	cmd.Stdout = nil
 	cmd.Stderr = l.stderr
 	setProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	if err := l.start(cmd); err != nil {
 		l.cleanup()
 		return nil, false, fmt.Errorf("launch kernel %s: %w", spec.Name, err)
 	}
-	l.Cmd = cmd
-	go func() {
-		l.waitErr = cmd.Wait()
-		close(l.exited)
-	}()
 
 	// The kernel binds its ports a moment after starting: dial until it answers, it exits,
 	// or ctx ends.
@@ -173,6 +169,51 @@ func launchOnce(ctx context.Context, spec KernelSpec, specArgv []string, opts La
 		}
 	}
 	return l, false, nil
+}
+
+// start starts the kernel process and the goroutine that waits for it. The fork happens on
+// that goroutine, locked to its OS thread until the kernel has exited: Linux delivers the
+// kernel's death signal when the thread that forked it exits, and Go ends threads when it
+// likes unless a goroutine holds them.
+func (l *Launched) start(cmd *exec.Cmd) error {
+	started := make(chan error, 1)
+	go func() {
+		// Never unlocked: when this goroutine returns the thread ends with it, and by then
+		// the kernel is gone.
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		pid := cmd.Process.Pid
+		rp := startReaper(pid)
+		l.Cmd = cmd
+		started <- nil
+		l.waitErr = cmd.Wait()
+		// Whatever the kernel started and left behind goes with it, then the reaper is
+		// told there is nothing left to do.
+		sweepProcessGroup(pid)
+		rp.release()
+		close(l.exited)
+	}()
+	return <-started
+}
+
+// ExitState says how the kernel process ended ("signal: killed", "exit status 1"); "" while
+// it runs.
+func (l *Launched) ExitState() string {
+	select {
+	case <-l.exited:
+	default:
+		return ""
+	}
+	if l.Cmd == nil || l.Cmd.ProcessState == nil {
+		if l.waitErr != nil {
+			return l.waitErr.Error()
+		}
+		return "exited"
+	}
+	return l.Cmd.ProcessState.String()
 }
 
 // pickPorts chooses a kernel's ports; tests replace it to provoke a port clash.

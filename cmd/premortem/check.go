@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/premortem/premortem/analysis/llm"
@@ -59,7 +59,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr)
 		fmt.Fprintln(stderr, "Starts a kernel in the notebook's folder, replays the cells that carry an execution count in")
 		fmt.Fprintln(stderr, "execution-count order, then says which target cells will crash, where, why and how to fix them.")
-		fmt.Fprintln(stderr, "Exit status: 0 no crash predicted, 1 a crash predicted, 2 usage or environment error.")
+		fmt.Fprintln(stderr, "Exit status: 0 no crash predicted, 1 a crash predicted, 2 usage or environment error (no")
+		fmt.Fprintln(stderr, "verdict: the kernel could not start, died or stopped answering), 128+N stopped by signal N.")
 		fmt.Fprintln(stderr, "Text output names cells from 1 in page order, as messages do; --cell and the JSON's")
 		fmt.Fprintln(stderr, "\"index\" count from 0 in the notebook's cells array.")
 		fmt.Fprintln(stderr)
@@ -118,11 +119,17 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		opts.LLM = client
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	defer stopOnSignals(cancel, stdout, stderr)()
 	rep, err := judge.CheckNotebook(ctx, path, opts)
+	if sig, ok := context.Cause(ctx).(*stoppedBy); ok {
+		// CheckNotebook has killed its kernel by now; whatever it returned is cut short.
+		fmt.Fprintf(stderr, "premortem check: %s: stopped, and so is the kernel it started; no verdict\n", sig)
+		return sig.exitCode()
+	}
 	if err != nil {
-		// Usage, environment and interruption alike: no verdict, so exit 2 (never 0 or 1).
+		// Usage and environment errors alike: no verdict, so exit 2 (never 0 or 1).
 		fmt.Fprintf(stderr, "premortem check: %v\n", err)
 		return 2
 	}
@@ -133,6 +140,10 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		err = writeSARIF(stdout, rep)
 	default:
 		err = writeText(stdout, rep)
+	}
+	if errors.Is(err, syscall.EPIPE) {
+		// The reader went away (`| head`): as a program killed by SIGPIPE would.
+		return (&stoppedBy{syscall.SIGPIPE}).exitCode()
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "premortem check: write report: %v\n", err)

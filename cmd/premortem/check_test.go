@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -36,11 +37,28 @@ func TestCheckUsageErrors(t *testing.T) {
 	if err := os.WriteFile(md, []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Not regular files: refused before reading, so a FIFO cannot block and a device
+	// cannot be read without end.
+	fifo := filepath.Join(t.TempDir(), "fifo.ipynb")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	zero := filepath.Join(t.TempDir(), "zero.ipynb")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	dirNB := filepath.Join(t.TempDir(), "folder.ipynb")
+	if err := os.Mkdir(dirNB, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name   string
 		args   []string
 		stderr string
 	}{
+		{"fifo notebook", []string{fifo, "--static"}, "is a FIFO (named pipe), not a regular file"},
+		{"device notebook", []string{zero, "--static"}, "is a character device, not a regular file"},
+		{"directory notebook", []string{dirNB, "--static"}, "is a directory, not a regular file"},
 		{"no notebook", nil, "usage: premortem check"},
 		{"two notebooks", []string{demoNotebook, "other.ipynb"}, "usage: premortem check"},
 		{"unknown flag", []string{demoNotebook, "--frobnicate"}, "frobnicate"},
@@ -476,5 +494,27 @@ func TestCheckSequential(t *testing.T) {
 	}
 	if got := verdicts(); !reflect.DeepEqual(got, []string{"ok", "crash", "crash"}) {
 		t.Errorf("cell-by-cell verdicts %v, want ok crash crash", got)
+	}
+}
+
+// TestCheckReplayTimeoutKernelStuck: a replayed cell past --timeout whose kernel ignores the
+// interrupt leaves the kernel busy for good: no verdict can be reached, so exit 2 with the
+// reason on stderr and nothing on stdout.
+func TestCheckReplayTimeoutKernelStuck(t *testing.T) {
+	checkNeedsKernel(t)
+	nb := `{"cells": [
+ {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": [], "source": ["import signal, time\n", "signal.signal(signal.SIGINT, signal.SIG_IGN)\n", "time.sleep(60)"]},
+ {"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [], "source": ["print(1)"]}
+], "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}, "nbformat": 4, "nbformat_minor": 5}`
+	path := filepath.Join(t.TempDir(), "stuck.ipynb")
+	if err := os.WriteFile(path, []byte(nb), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := checkRun(path, "--timeout", "1s")
+	if code != 2 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q, want 2 and nothing\nstderr %s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "cell 1 (run 1) ran longer than 1s (--timeout) and the kernel was still busy") || !strings.Contains(stderr, "raise --timeout") {
+		t.Errorf("stderr %s", stderr)
 	}
 }

@@ -16,7 +16,7 @@ import (
 var version = "dev"
 
 // command is one subcommand. run returns the process exit code: 0 ok, 1 crash predicted (for
-// check), 2 usage or environment error.
+// check), 2 usage or environment error, 128+N stopped by signal N (check).
 type command struct {
 	summary string
 	run     func(args []string, stdout, stderr io.Writer) int

@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/judge"
+	"github.com/premortem/premortem/kernelclient"
 )
 
 // SARIF 2.1.0 shapes: only what code scanning reads.
@@ -182,7 +182,7 @@ type ipynbLocator struct {
 
 // newIpynbLocator reads the notebook file again; on any surprise it places nothing.
 func newIpynbLocator(rep *judge.Report) *ipynbLocator {
-	raw, err := os.ReadFile(rep.Notebook)
+	raw, err := kernelclient.ReadSmallFile(rep.Notebook, kernelclient.MaxNotebookSize)
 	if err != nil {
 		return &ipynbLocator{}
 	}
