@@ -164,18 +164,20 @@ func parseTreeNow(src []byte, old *sitter.Tree) *sitter.Tree {
 	return t
 }
 
-// mirror copies the tree into Go nodes with one cursor walk.
-func mirror(t *sitter.Tree) *node {
+// mirror copies the tree into Go nodes with one cursor walk, down to maxDepth: a deeper
+// subtree becomes one childless "TOODEEP" node spanning its text, and deep is the start of
+// the first such node (-1 when none).
+func mirror(t *sitter.Tree) (root *node, deep int) {
 	if t == nil {
-		return &node{typ: "TIMEOUT", named: true}
+		return &node{typ: "TIMEOUT", named: true}, -1
 	}
-	root := t.RootNode()
-	c := sitter.NewTreeCursor(root)
+	c := sitter.NewTreeCursor(t.RootNode())
 	defer c.Close()
-	return mirrorAt(c, "")
+	deep = -1
+	return mirrorAt(c, "", 0, &deep), deep
 }
 
-func mirrorAt(c *sitter.TreeCursor, field string) *node {
+func mirrorAt(c *sitter.TreeCursor, field string, depth int, deep *int) *node {
 	n := c.CurrentNode()
 	m := &node{
 		typ:   n.Type(),
@@ -187,9 +189,16 @@ func mirrorAt(c *sitter.TreeCursor, field string) *node {
 	if n.IsMissing() {
 		m.typ = "MISSING"
 	}
+	if depth >= maxDepth && n.ChildCount() > 0 {
+		m.typ, m.named = "TOODEEP", true
+		if *deep < 0 {
+			*deep = m.start
+		}
+		return m
+	}
 	if c.GoToFirstChild() {
 		for {
-			m.kids = append(m.kids, mirrorAt(c, c.CurrentFieldName()))
+			m.kids = append(m.kids, mirrorAt(c, c.CurrentFieldName(), depth+1, deep))
 			if !c.GoToNextSibling() {
 				break
 			}
