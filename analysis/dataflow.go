@@ -216,6 +216,12 @@ func (fl *Flow) Definitions(name string) []DefSite {
 	return append(out, fl.pending(name)...)
 }
 
+// DefinitionsKey returns a comparable token for name's binding sites: two Flows of the
+// same Analyzer give equal tokens for name only when Definitions(name) is the same in
+// both, so a client can keep what it derived from them (related locations) between
+// passes. Unequal tokens do not imply a difference.
+func (fl *Flow) DefinitionsKey(name string) any { return fl.sites.get(name) }
+
 // LastDefinition returns the binding of name the kernel holds after the executed cells:
 // the last one in execution order. It reports false when no executed cell binds name or
 // the last executed cell to touch it deleted it.

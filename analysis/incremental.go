@@ -388,16 +388,18 @@ func (prev *passState) update(in *passInput, opts Options) *passState {
 		fc := old.cells[id]
 		of, nf := prev.facts[id], in.fresh[id]
 		facts[id] = nf
-		names := map[string]bool{}
-		for _, d := range of.Defs {
-			names[d.Name] = true
+		was, is := fc.sitesByName(of), fc.sitesByName(nf)
+		for n := range is {
+			if _, ok := was[n]; !ok {
+				was[n] = nil
+			}
 		}
-		for _, d := range nf.Defs {
-			names[d.Name] = true
-		}
-		for n := range names {
+		for n, sites := range was {
+			if slices.Equal(sites, is[n]) {
+				continue // the cell binds n as before, at the same places
+			}
 			touched[n] = true
-			if fl.rebuildSites(fc, nf, n) {
+			if fl.rebuildSites(fc, is[n], n) {
 				dirty[n] = true
 			}
 		}
@@ -464,17 +466,11 @@ func (prev *passState) update(in *passInput, opts Options) *passState {
 	return st
 }
 
-// rebuildSites replaces cell fc's sites of name with those of its new facts f. It reports
+// rebuildSites replaces cell fc's sites of name with mine, those of its new facts. It reports
 // whether a judgement could see the difference: anything but where in the cell a plain
 // binding sits (function definitions keep their range: a call is matched to its def by it).
-func (fl *Flow) rebuildSites(fc *flowCell, f *CellFacts, name string) bool {
+func (fl *Flow) rebuildSites(fc *flowCell, mine []DefSite, name string) bool {
 	old := fl.sites.get(name)
-	var mine []DefSite
-	for _, d := range f.Defs {
-		if d.Name == name && (fc.hpos >= 0 || d.Kind != DefDelete) {
-			mine = append(mine, fc.site(d))
-		}
-	}
 	var was nameSites
 	if old != nil {
 		was = *old
@@ -494,6 +490,19 @@ func (fl *Flow) rebuildSites(fc *flowCell, f *CellFacts, name string) bool {
 	}
 	fl.sites.over[name] = &now
 	return !sitesAlike(was.executed, now.executed) || !sitesAlike(was.notRun, now.notRun)
+}
+
+// sitesByName returns the sites the cell's facts f give each name, as the flow lists them.
+func (fc *flowCell) sitesByName(f *CellFacts) map[string][]DefSite {
+	out := map[string][]DefSite{}
+	for _, d := range f.Defs {
+		if fc.hpos >= 0 || d.Kind != DefDelete {
+			out[d.Name] = append(out[d.Name], fc.site(d))
+		} else if _, ok := out[d.Name]; !ok {
+			out[d.Name] = nil // a not-run del: no site, but the name is the cell's
+		}
+	}
+	return out
 }
 
 // spliceSites returns sites without cell id's, with mine inserted before the first site

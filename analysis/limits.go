@@ -13,7 +13,7 @@ const (
 	// MaxCellBytes is the largest cell text analysed. A larger cell is not parsed: it gets
 	// a too-large finding and counts as defining names nobody can list (like a star import),
 	// so the cells after it get no undefined-name errors on its account.
-	MaxCellBytes = 1 << 20
+	MaxCellBytes = 256 << 10
 	// maxDepth bounds the depth of the syntax tree premortem walks. Every walk over the tree
 	// and over the expressions converted from it (facts, effects, the rules) is recursive,
 	// so this one cut bounds them all: a subtree below it is kept as one opaque node whose

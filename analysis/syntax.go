@@ -88,6 +88,24 @@ func (n *node) hasToken(typ string) bool {
 
 var pythonLang = python.GetLanguage()
 
+// symbolNames are the node type names by symbol: one lookup instead of a cgo call and a
+// string copy per node.
+var symbolNames = func() []string {
+	names := make([]string, pythonLang.SymbolCount())
+	for i := range names {
+		names[i] = pythonLang.SymbolName(sitter.Symbol(i))
+	}
+	return names
+}()
+
+// symbolName returns the type name of symbol s.
+func symbolName(s sitter.Symbol) string {
+	if int(s) < len(symbolNames) {
+		return symbolNames[s]
+	}
+	return pythonLang.SymbolName(s)
+}
+
 // parsers holds idle tree-sitter parsers: a parser is not safe for concurrent use, and
 // making one per parse costs more than the parse of a small cell. Unlike a sync.Pool it
 // never drops them, so no parser is freed by a finalizer while trees are being worked on.
@@ -180,13 +198,13 @@ func mirror(t *sitter.Tree) (root *node, deep int) {
 func mirrorAt(c *sitter.TreeCursor, field string, depth int, deep *int) *node {
 	n := c.CurrentNode()
 	m := &node{
-		typ:   n.Type(),
+		typ:   symbolName(n.Symbol()),
 		field: field,
 		start: int(n.StartByte()),
 		end:   int(n.EndByte()),
 		named: n.IsNamed(),
 	}
-	if n.IsMissing() {
+	if m.start == m.end && n.IsMissing() { // only a zero-width node can be missing
 		m.typ = "MISSING"
 	}
 	if depth >= maxDepth && n.ChildCount() > 0 {
