@@ -208,18 +208,36 @@ func BenchmarkKeystroke2000Unrun(b *testing.B) {
 // BenchmarkHugeCell analyses a notebook whose one cell is 5 MB of code, then types in it,
 // and reports the process's peak RSS and the heap left live.
 func BenchmarkHugeCell(b *testing.B) {
-	benchHuge(b, 5<<20)
+	benchHuge(b, 5<<20, codeLine)
+}
+
+// BenchmarkHugeDataCell is BenchmarkHugeCell with a pasted 5 MB data literal, one row a
+// line.
+func BenchmarkHugeDataCell(b *testing.B) {
+	benchHuge(b, 5<<20, func(i int) string { return fmt.Sprintf("    [%d, %d.5, 'row %d', None],\n", i, i, i) }, "data = [\n")
+}
+
+func codeLine(i int) string {
+	return fmt.Sprintf("df%d = pd.read_csv('part_%d.csv').dropna(subset=['Age', 'Fare'])[['Age', 'Fare']]\n", i, i)
 }
 
 // BenchmarkLargestCell is BenchmarkHugeCell at MaxCellBytes, the largest cell analysed.
 func BenchmarkLargestCell(b *testing.B) {
-	benchHuge(b, MaxCellBytes)
+	benchHuge(b, MaxCellBytes, codeLine)
 }
 
-func benchHuge(b *testing.B, size int) {
+// benchHuge builds a cell of about size bytes from a head and lines, then analyses it and
+// types in it.
+func benchHuge(b *testing.B, size int, line func(int) string, head ...string) {
 	var sb strings.Builder
+	for _, h := range head {
+		sb.WriteString(h)
+	}
 	for i := 0; sb.Len() < size-200; i++ {
-		fmt.Fprintf(&sb, "df%d = pd.read_csv('part_%d.csv').dropna(subset=['Age', 'Fare'])[['Age', 'Fare']]\n", i, i)
+		sb.WriteString(line(i))
+	}
+	if len(head) > 0 {
+		sb.WriteString("]\n")
 	}
 	text := sb.String()
 	ctx := context.Background()
@@ -241,6 +259,7 @@ func benchHuge(b *testing.B, size int) {
 	var ms runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
+	runtime.KeepAlive(a) // its cache holds the cell's facts and tree
 	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "live-heap-MB")
 	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
 }
