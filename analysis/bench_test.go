@@ -3,8 +3,13 @@ package analysis
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/premortem/premortem/notebook"
 )
@@ -25,10 +30,13 @@ var cellTemplates = []string{
 
 // benchNotebook builds a 200-cell notebook: one in six is markdown, three in four code
 // cells ran (in a slightly shuffled order), the rest did not.
-func benchNotebook() *notebook.Notebook {
+func benchNotebook() *notebook.Notebook { return benchNotebookN(200) }
+
+// benchNotebookN is benchNotebook with n cells.
+func benchNotebookN(n int) *notebook.Notebook {
 	nb := &notebook.Notebook{URI: "bench.ipynb"}
 	order := 0
-	for i := 0; i < 200; i++ {
+	for i := 0; i < n; i++ {
 		c := &notebook.Cell{ID: fmt.Sprintf("cell-%d", i), Kind: notebook.Code, Language: "python"}
 		switch {
 		case i%6 == 5:
@@ -113,4 +121,160 @@ func TestBenchNotebookIsRealistic(t *testing.T) {
 			t.Errorf("%s does not parse: %q", id, nb.Cell(id).Text)
 		}
 	}
+}
+
+// keystrokeIn alternates typing and deleting one character in the middle of cell target,
+// as BenchmarkKeystroke does, re-analysing the notebook each time.
+func keystrokeIn(b *testing.B, nb *notebook.Notebook, target int) {
+	ctx := context.Background()
+	a := NewAnalyzer()
+	if _, err := a.Analyze(ctx, nb, Options{}); err != nil {
+		b.Fatal(err)
+	}
+	orig := nb.Cells[target]
+	base := orig.Text
+	mid := len(base) / 2
+	b.ReportAllocs()
+	cpu := cpuTime()
+	i := 0
+	for b.Loop() {
+		i++
+		c := *orig
+		if i%2 == 1 {
+			c.Text = base[:mid] + "x" + base[mid:]
+		} else {
+			c.Text = base
+		}
+		nb.Cells[target] = &c
+		res, err := a.Analyze(ctx, nb, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = res.Findings[c.ID]
+	}
+	reportCPU(b, cpu)
+}
+
+// cpuTime is the process's user and system CPU time so far. On a loaded machine it says
+// more about the work a keystroke costs than the wall time does.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the CPU time per iteration since start (GC included).
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N)/1e3, "cpu-µs/op")
+}
+
+// BenchmarkKeystroke200 is a keystroke in cell 122 (it ran) of the 200-cell notebook.
+func BenchmarkKeystroke200(b *testing.B) {
+	nb := benchNotebookN(200)
+	if !nb.Cells[122].Executed() {
+		b.Fatal("cell 122 should have run")
+	}
+	keystrokeIn(b, nb, 122)
+}
+
+// BenchmarkKeystroke2000Run is a keystroke in a cell that ran (same template as the
+// 200-cell benchmark's), of 2,000 cells.
+func BenchmarkKeystroke2000Run(b *testing.B) {
+	nb := benchNotebookN(2000)
+	if !nb.Cells[1002].Executed() {
+		b.Fatal("cell 1002 should have run")
+	}
+	keystrokeIn(b, nb, 1002)
+}
+
+// BenchmarkKeystroke2000Imports is a keystroke in the imports of a cell that ran: the
+// names every cell reads change, so every reader is judged again (the worst case).
+func BenchmarkKeystroke2000Imports(b *testing.B) {
+	nb := benchNotebookN(2000)
+	keystrokeIn(b, nb, 1000)
+}
+
+// BenchmarkKeystroke2000Unrun is a keystroke in a cell that has not run, of 2,000 cells.
+func BenchmarkKeystroke2000Unrun(b *testing.B) {
+	nb := benchNotebookN(2000)
+	if c := nb.Cells[1003]; c.Executed() || c.Kind != notebook.Code {
+		b.Fatal("cell 1003 should be a code cell that has not run")
+	}
+	keystrokeIn(b, nb, 1003)
+}
+
+// BenchmarkHugeCell analyses a notebook whose one cell is 5 MB of code, then types in it,
+// and reports the process's peak RSS and the heap left live.
+func BenchmarkHugeCell(b *testing.B) {
+	benchHuge(b, 5<<20, codeLine)
+}
+
+// BenchmarkHugeDataCell is BenchmarkHugeCell with a pasted 5 MB data literal, one row a
+// line.
+func BenchmarkHugeDataCell(b *testing.B) {
+	benchHuge(b, 5<<20, func(i int) string { return fmt.Sprintf("    [%d, %d.5, 'row %d', None],\n", i, i, i) }, "data = [\n")
+}
+
+func codeLine(i int) string {
+	return fmt.Sprintf("df%d = pd.read_csv('part_%d.csv').dropna(subset=['Age', 'Fare'])[['Age', 'Fare']]\n", i, i)
+}
+
+// BenchmarkLargestCell is BenchmarkHugeCell at MaxCellBytes, the largest cell analysed.
+func BenchmarkLargestCell(b *testing.B) {
+	benchHuge(b, MaxCellBytes, codeLine)
+}
+
+// benchHuge builds a cell of about size bytes from a head and lines, then analyses it and
+// types in it.
+func benchHuge(b *testing.B, size int, line func(int) string, head ...string) {
+	var sb strings.Builder
+	for _, h := range head {
+		sb.WriteString(h)
+	}
+	for i := 0; sb.Len() < size-200; i++ {
+		sb.WriteString(line(i))
+	}
+	if len(head) > 0 {
+		sb.WriteString("]\n")
+	}
+	text := sb.String()
+	ctx := context.Background()
+	a := NewAnalyzer()
+	nb := &notebook.Notebook{URI: "huge.ipynb", Cells: []*notebook.Cell{{ID: "c0", Kind: notebook.Code, Language: "python", Text: text}}}
+	runtime.GC()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		c := *nb.Cells[0]
+		c.Text = text + strings.Repeat("x", i%2)
+		nb.Cells[0] = &c
+		if _, err := a.Analyze(ctx, nb, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	runtime.KeepAlive(a) // its cache holds the cell's facts and tree
+	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "live-heap-MB")
+	b.ReportMetric(peakRSSMB(), "peak-RSS-MB")
+}
+
+// peakRSSMB is the process's peak resident set (VmHWM), 0 where /proc is missing.
+func peakRSSMB() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return float64(kb) / 1024
+		}
+	}
+	return 0
 }

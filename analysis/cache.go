@@ -50,7 +50,17 @@ func (c *Cache) Facts(id, text string) *CellFacts {
 	if e.parsed && e.text == text {
 		return e.facts
 	}
+	if len(text) > MaxCellBytes {
+		e.forgetTree()
+		e.facts, e.text, e.src, e.parsed = tooLargeFacts(text), text, nil, true
+		return e.facts
+	}
 	m := maskCell(text)
+	if off := bracketOverflow(m.src); off >= 0 {
+		e.forgetTree()
+		e.facts, e.text, e.src, e.parsed = bracketFacts(text, off), text, nil, true
+		return e.facts
+	}
 	var old *sitter.Tree
 	// Incremental parsing is only for well-formed text: with invalid UTF-8, tree-sitter's
 	// edited tree and its decoder can disagree on positions, and a re-parse may not end.
@@ -62,8 +72,8 @@ func (c *Cache) Facts(id, text string) *CellFacts {
 	if abandoned {
 		e.tree = nil // still in use by the abandoned parse: neither reuse nor free it
 	}
-	root := mirror(tree)
-	e.facts = buildFacts(text, m, root)
+	root, deep := mirror(tree)
+	e.facts = buildFacts(text, m, root, deep)
 	e.text, e.src, e.parsed = text, m.src, true
 	e.utf8 = utf8.Valid(m.src)
 	// Trees are freed here, explicitly, not by finalizers on another thread. Keep a fresh
@@ -79,6 +89,15 @@ func (c *Cache) Facts(id, text string) *CellFacts {
 	return e.facts
 }
 
+// forgetTree frees the entry's tree (the next parse starts from scratch). Callers hold
+// e.mu.
+func (e *cacheEntry) forgetTree() {
+	if e.tree != nil {
+		e.tree.Close()
+		e.tree = nil
+	}
+}
+
 // Forget drops the cell id (deleted or closed).
 func (c *Cache) Forget(id string) {
 	c.mu.Lock()
@@ -92,6 +111,23 @@ func (c *Cache) Forget(id string) {
 			e.tree = nil
 		}
 		e.mu.Unlock()
+	}
+}
+
+// retain drops the cells not in keep (deleted from the notebook), freeing their trees: an
+// editor gives every new cell a new ID, so without this a long session would keep every
+// cell it ever saw.
+func (c *Cache) retain(keep map[string]*CellFacts) {
+	c.mu.Lock()
+	var gone []string
+	for id := range c.cells {
+		if _, ok := keep[id]; !ok {
+			gone = append(gone, id)
+		}
+	}
+	c.mu.Unlock()
+	for _, id := range gone {
+		c.Forget(id)
 	}
 }
 

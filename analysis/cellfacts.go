@@ -38,6 +38,10 @@ type CellFacts struct {
 	// their bodies read, so a call from another cell can be checked. (Added by the analysis
 	// helper; additive.)
 	Functions []Function
+	// Limits are the parts of the cell premortem did not analyse because they exceed a
+	// bound on the work one cell may cost (see MaxCellBytes): the facts of those parts are
+	// missing, the rest are complete.
+	Limits []Limit
 }
 
 // Function is a function a cell defines at module level.

@@ -11,6 +11,10 @@ type converter struct {
 	text string // original cell text (Text fields show what the user wrote)
 	idx  *LineIndex
 	mask *masked
+	// memo holds each node's conversion: facts convert the same subtrees again and again
+	// (every call and subscript of a chain records its whole expression), and without it a
+	// chain n long costs n² nodes. Converted expressions are shared, never modified.
+	memo map[*node]*Expr
 }
 
 func (c *converter) rng(n *node) Range { return c.idx.Range(n.start, n.end) }
@@ -27,6 +31,25 @@ func (c *converter) expr(n *node) *Expr {
 	if n == nil {
 		return nil
 	}
+	if e, ok := c.memo[n]; ok {
+		return e
+	}
+	e := c.convert(n)
+	if c.memo != nil {
+		c.memo[n] = e
+	}
+	return e
+}
+
+// starred returns a copy of e marked as *e or **e (e itself may be shared).
+func starred(e *Expr) *Expr {
+	cp := *e
+	cp.Starred = true
+	return &cp
+}
+
+// convert converts n; use expr, which memoises.
+func (c *converter) convert(n *node) *Expr {
 	e := &Expr{Kind: ExprOther, Range: c.rng(n), Text: c.src(n)}
 	if c.mask.inMask(n.start) {
 		// IPython syntax (x = !ls): the filler stands for the whole masked text.
@@ -124,7 +147,7 @@ func (c *converter) expr(n *node) *Expr {
 				if v == nil {
 					continue
 				}
-				v.Starred = true
+				v = starred(v)
 				e.Args = append(e.Args, &Expr{Kind: ExprOther, Text: "**", Range: c.idx.Range(p.start, p.start+2)}, v)
 			}
 		}
@@ -133,8 +156,7 @@ func (c *converter) expr(n *node) *Expr {
 		if inner == nil {
 			return e
 		}
-		inner.Starred = true
-		return inner
+		return starred(inner)
 	case "parenthesized_expression":
 		if in := n.firstNamed(); in != nil {
 			return c.expr(in)

@@ -3,7 +3,6 @@ package analysis
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"sort"
 	"sync"
 
@@ -28,11 +27,16 @@ import (
 // Options tune one analysis pass.
 type Options struct {
 	// Namespace is the set of names in the kernel's user namespace, nil when unknown (no
-	// kernel). A name in it is defined even if no cell defines it.
+	// kernel). A name in it is defined even if no cell defines it. A pass compares it with
+	// the previous pass's by identity: pass a new map when the names change.
 	Namespace map[string]bool
+	// Log, when set, receives one line per cell that exceeded a bound on analysis work
+	// (naming the cell and what was skipped), each time the cell's text changes.
+	Log func(msg string)
 }
 
-// Result is one analysis pass over a notebook.
+// Result is one analysis pass over a notebook. It is shared with later passes (the maps
+// of cells that did not change are reused): never modify it.
 type Result struct {
 	// Facts of every code cell, by cell ID.
 	Facts map[string]*CellFacts
@@ -51,18 +55,16 @@ const (
 	CodeSyntaxError      = "syntax-error"
 )
 
-// Analyzer analyses notebooks, keeping parsed cells between passes so a keystroke
-// re-parses one cell. It is safe for concurrent use.
+// Analyzer analyses notebooks, keeping parsed cells and the last pass between passes, so
+// a keystroke costs what it changes, not the notebook's size: it re-parses one cell,
+// updates the dataflow for the names that cell binds, and re-judges only the cells whose
+// answers can change (see incremental.go). It is safe for concurrent use; passes run one
+// at a time.
 type Analyzer struct {
 	cache *Cache
 
-	// Typo suggestions depend only on which names exist; they are kept between passes
-	// while the executed cells and the namespace stay the same (a keystroke in a cell
-	// that has not run changes neither).
-	mu         sync.Mutex
-	typoSig    uint64
-	candidates map[int][]string
-	typos      map[string]string
+	mu   sync.Mutex
+	last *passState // the previous pass, nil before the first
 }
 
 // NewAnalyzer returns an Analyzer with an empty cache.
@@ -74,62 +76,29 @@ func (a *Analyzer) Cache() *Cache { return a.cache }
 // Analyze computes facts, dataflow and static findings for nb. It fails only when ctx is
 // done.
 func (a *Analyzer) Analyze(ctx context.Context, nb *notebook.Notebook, opts Options) (*Result, error) {
-	res := &Result{Facts: map[string]*CellFacts{}, Findings: map[string][]Finding{}}
-	for i, c := range nb.Cells {
-		if i%16 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("analyze %s: %w", nb.URI, err)
-			}
-		}
-		if isPythonCell(c) {
-			res.Facts[c.ID] = a.cache.Facts(c.ID, c.Text)
-		}
-	}
-	res.Flow = newFlow(nb, res.Facts)
-	sig := res.Flow.signature(opts)
 	a.mu.Lock()
-	if a.typoSig == sig && a.candidates != nil {
-		res.Flow.candidates = a.candidates
-		res.Flow.typos = make(map[string]string, len(a.typos))
-		for k, v := range a.typos {
-			res.Flow.typos[k] = v
-		}
+	defer a.mu.Unlock()
+	in, err := a.collect(ctx, nb, opts)
+	if err != nil {
+		return nil, err
 	}
-	a.mu.Unlock()
-	for _, c := range nb.Cells {
-		if f := res.Facts[c.ID]; f != nil {
-			if fs := res.Flow.cellFindings(c, f, opts); len(fs) > 0 {
-				res.Findings[c.ID] = fs
-			}
-		}
+	var st *passState
+	if a.last != nil && in.sameShape(a.last) && a.last.nsSig == nsSignature(opts) {
+		st = a.last.update(in, opts)
+	} else {
+		st = fullPass(in, a.last, opts)
+		a.cache.retain(st.facts)
 	}
+	a.last = st
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("analyze %s: %w", nb.URI, err)
 	}
-	if res.Flow.candidates != nil {
-		a.mu.Lock()
-		a.typoSig, a.candidates, a.typos = sig, res.Flow.candidates, res.Flow.typos
-		a.mu.Unlock()
-	}
-	return res, nil
+	return &Result{Facts: st.facts, Findings: st.findings, Flow: st.flow}, nil
 }
 
-// signature identifies the set of defined names a pass sees: what the executed cells bind
-// and delete, in execution order, and the namespace.
-func (fl *Flow) signature(opts Options) uint64 {
-	h := fnv.New64a()
-	for _, id := range fl.history {
-		for _, d := range fl.cells[id].facts.Defs {
-			h.Write([]byte(d.Name))
-			if d.Kind == DefDelete {
-				h.Write([]byte{1})
-			}
-			h.Write([]byte{0})
-		}
-		h.Write([]byte{2})
-	}
-	fmt.Fprintf(h, "ns %p %d", opts.Namespace, len(opts.Namespace))
-	return h.Sum64()
+// nsSignature identifies the namespace a pass was judged against.
+func nsSignature(opts Options) string {
+	return fmt.Sprintf("%p %d", opts.Namespace, len(opts.Namespace))
 }
 
 // isPythonCell reports whether c is a code cell the static layer understands.
@@ -157,40 +126,46 @@ type DefSite struct {
 	Conditional    bool
 }
 
-// Flow is the dataflow of names across a notebook's cells in execution order.
+// Flow is the dataflow of names across a notebook's cells in execution order. A Flow is
+// immutable once its pass returns: later passes derive new Flows that share its tables.
 type Flow struct {
 	history []string // executed cell IDs in execution order
 	cells   map[string]*flowCell
-	// executed: name -> binding and deletion sites in executed cells, in execution order
-	// (source order within a cell).
-	executed map[string][]DefSite
-	// notRun: name -> binding sites in cells that have not run, in page order.
-	notRun map[string][]DefSite
+	facts   map[string]*CellFacts // by cell ID: the pass's Result.Facts
+	// sites: name -> binding and deletion sites in executed cells, in execution order
+	// (source order within a cell), and binding sites in cells that have not run, in page
+	// order.
+	sites siteTable
 	// star: an executed cell imports with *, or runs code premortem cannot see (%run).
 	star bool
 	// notRunStar is the page index of the first not-run cell with a star import, or -1.
 	notRunStar int
-	// candidates and typos memoise typo suggestions for one pass.
-	candidates map[int][]string // by length
-	typos      map[string]string
+	// rec, while a cell is judged, collects the names whose sites the judgement read, and
+	// usedTypo whether it asked for a typo suggestion: a later pass re-judges the cell
+	// when one of those changes.
+	rec      map[string]bool
+	usedTypo bool
+	// typo suggests names for typos (kept by the analyzer between passes).
+	typo *typoIndex
 }
 
 type flowCell struct {
 	id    string
 	index int
 	order int
-	facts *CellFacts
+	// hpos is the cell's position in history, -1 when it has not run.
+	hpos int
 }
 
 func newFlow(nb *notebook.Notebook, facts map[string]*CellFacts) *Flow {
-	fl := &Flow{cells: map[string]*flowCell{}, executed: map[string][]DefSite{}, notRun: map[string][]DefSite{}, notRunStar: -1}
+	fl := &Flow{cells: map[string]*flowCell{}, facts: facts, sites: siteTable{base: map[string]*nameSites{}}, notRunStar: -1}
 	var ran []*flowCell
 	for i, c := range nb.Cells {
 		f := facts[c.ID]
 		if f == nil {
 			continue
 		}
-		fc := &flowCell{id: c.ID, index: i, order: c.ExecutionOrder, facts: f}
+		fc := &flowCell{id: c.ID, index: i, order: c.ExecutionOrder, hpos: -1}
 		fl.cells[c.ID] = fc
 		if c.Executed() {
 			ran = append(ran, fc)
@@ -200,18 +175,22 @@ func newFlow(nb *notebook.Notebook, facts map[string]*CellFacts) *Flow {
 			}
 			for _, d := range f.Defs {
 				if d.Kind != DefDelete {
-					fl.notRun[d.Name] = append(fl.notRun[d.Name], fc.site(d))
+					ns := fl.sites.base.add(d.Name)
+					ns.notRun = append(ns.notRun, fc.site(d))
 				}
 			}
 		}
 	}
 	sort.SliceStable(ran, func(i, j int) bool { return ran[i].order < ran[j].order })
 	for _, fc := range ran {
+		fc.hpos = len(fl.history)
 		fl.history = append(fl.history, fc.id)
-		for _, d := range fc.facts.Defs {
-			fl.executed[d.Name] = append(fl.executed[d.Name], fc.site(d))
+		f := facts[fc.id]
+		for _, d := range f.Defs {
+			ns := fl.sites.base.add(d.Name)
+			ns.executed = append(ns.executed, fc.site(d))
 		}
-		if len(fc.facts.StarImports) > 0 {
+		if len(f.StarImports) > 0 {
 			fl.star = true
 		}
 	}
@@ -229,13 +208,19 @@ func (fl *Flow) History() []string { return append([]string(nil), fl.history...)
 // then cells that have not run in page order.
 func (fl *Flow) Definitions(name string) []DefSite {
 	var out []DefSite
-	for _, s := range fl.executed[name] {
+	for _, s := range fl.exec(name) {
 		if s.Kind != DefDelete {
 			out = append(out, s)
 		}
 	}
-	return append(out, fl.notRun[name]...)
+	return append(out, fl.pending(name)...)
 }
+
+// DefinitionsKey returns a comparable token for name's binding sites: two Flows of the
+// same Analyzer give equal tokens for name only when Definitions(name) is the same in
+// both, so a client can keep what it derived from them (related locations) between
+// passes. Unequal tokens do not imply a difference.
+func (fl *Flow) DefinitionsKey(name string) any { return fl.sites.get(name) }
 
 // LastDefinition returns the binding of name the kernel holds after the executed cells:
 // the last one in execution order. It reports false when no executed cell binds name or
@@ -247,7 +232,7 @@ func (fl *Flow) LastDefinition(name string) (DefSite, bool) {
 // lastBefore returns the last binding of name in cells that ran before execution order
 // limit (0: no limit), ignoring cell skip.
 func (fl *Flow) lastBefore(name string, limit int, skip string) (DefSite, bool) {
-	sites := fl.executed[name]
+	sites := fl.exec(name)
 	for i := len(sites) - 1; i >= 0; i-- {
 		s := sites[i]
 		if limit > 0 && s.ExecutionOrder >= limit || s.CellID == skip {
@@ -272,12 +257,12 @@ func (fl *Flow) Dependencies(cellID string) []string {
 	deps := map[string]bool{}
 	var visit func(id string, limit int)
 	visit = func(id string, limit int) {
-		fc := fl.cells[id]
-		if fc == nil {
+		f := fl.facts[id]
+		if f == nil {
 			return
 		}
 		seen := map[string]bool{}
-		for _, u := range fc.facts.Uses {
+		for _, u := range f.Uses {
 			if seen[u.Name] || IsBuiltin(u.Name) {
 				continue
 			}

@@ -127,16 +127,18 @@ func callEffects(n *node, c *converter, add func(SideEffectKind, string, *node))
 	if fn == nil {
 		return
 	}
-	callee := strings.Join(strings.Fields(c.src(fn)), "")
-	last := callee
-	if i := strings.LastIndexByte(callee, '.'); i >= 0 {
-		last = callee[i+1:]
-	}
+	callee, last := calleeText(fn, c)
 	root := callee
 	if i := strings.IndexAny(callee, ".([ "); i >= 0 {
 		root = callee[:i]
 	}
 	e := c.expr(n)
+	// The call's text, for 'cuda' in its arguments: a long call (a method chain) is looked
+	// at through its own arguments only, or every call of the chain would scan the chain.
+	callText := c.src(n)
+	if len(callText) > maxCalleeText {
+		callText = c.src(n.child("arguments"))
+	}
 	switch {
 	case callee == "open" || callee == "io.open" || callee == "codecs.open":
 		mode := e.Keyword("mode")
@@ -175,7 +177,7 @@ func callEffects(n *node, c *converter, add func(SideEffectKind, string, *node))
 	case strings.Contains(callee, ".cuda.") && last != "is_available" && last != "device_count":
 		add(EffectGPU, callee, n)
 	case (last == "device" || last == "to" || last == "set_device") &&
-		(strings.Contains(c.src(n), "'cuda") || strings.Contains(c.src(n), `"cuda`)):
+		(strings.Contains(callText, "'cuda") || strings.Contains(callText, `"cuda`)):
 		// torch.device('cuda' if torch.cuda.is_available() else 'cpu') may pick CUDA.
 		add(EffectGPU, callee+"(cuda)", n)
 	default:
@@ -214,6 +216,31 @@ func callEffects(n *node, c *converter, add func(SideEffectKind, string, *node))
 			add(EffectLongRun, callee, n)
 		}
 	}
+}
+
+// maxCalleeText is the longest callee text compacted whole.
+const maxCalleeText = 4096
+
+// calleeText returns the callee's text without whitespace ("df.to_csv") and its last dotted
+// part ("to_csv"). A callee longer than maxCalleeText (a long method chain) keeps its
+// first maxCalleeText bytes: compacting all of it at every call of the chain would cost the
+// chain's length squared.
+func calleeText(fn *node, c *converter) (callee, last string) {
+	src := c.src(fn)
+	if len(src) <= maxCalleeText {
+		callee = strings.Join(strings.Fields(src), "")
+		last = callee
+		if i := strings.LastIndexByte(callee, '.'); i >= 0 {
+			last = callee[i+1:]
+		}
+		return callee, last
+	}
+	callee = strings.Join(strings.Fields(src[:maxCalleeText]), "") + "…"
+	if fn.typ == "attribute" {
+		last = strings.TrimSpace(c.src(fn.child("attribute")))
+		callee += "." + last
+	}
+	return callee, last
 }
 
 func isCudaString(e *Expr) bool {

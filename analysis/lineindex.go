@@ -12,7 +12,14 @@ type LineIndex struct {
 	text  string
 	lines []int // byte offset where each line starts
 	ascii bool  // no byte >= 0x80: columns equal byte distances
+	// For text that is not ASCII, marks[k] is the first rune start at or after byte
+	// k*markEvery and units[k] the UTF-16 units of the text before it, so a column costs at
+	// most markEvery bytes of counting even on a line megabytes long (pasted data).
+	marks, units []int
 }
+
+// markEvery is the spacing of LineIndex's UTF-16 checkpoints.
+const markEvery = 512
 
 // NewLineIndex indexes text.
 func NewLineIndex(text string) *LineIndex {
@@ -30,7 +37,29 @@ func NewLineIndex(text string) *LineIndex {
 			x.ascii = false
 		}
 	}
+	if !x.ascii && len(text) > markEvery {
+		units := 0
+		for i, r := range text {
+			for i >= len(x.marks)*markEvery {
+				x.marks = append(x.marks, i)
+				x.units = append(x.units, units)
+			}
+			units++
+			if r >= 0x10000 {
+				units++
+			}
+		}
+	}
 	return x
+}
+
+// unitsBefore returns the UTF-16 units of text[:off], off a rune start.
+func (x *LineIndex) unitsBefore(off int) int {
+	k := sort.Search(len(x.marks), func(k int) bool { return x.marks[k] > off }) - 1
+	if k < 0 {
+		return UTF16Len(x.text[:off])
+	}
+	return x.units[k] + UTF16Len(x.text[x.marks[k]:off])
 }
 
 // Lines returns the number of lines (a text ending with a newline has an empty last line).
@@ -52,6 +81,9 @@ func (x *LineIndex) Position(off int) Position {
 	start := x.lines[line]
 	if x.ascii {
 		return Position{Line: line, Character: off - start}
+	}
+	if off-start > markEvery && len(x.marks) > 0 {
+		return Position{Line: line, Character: x.unitsBefore(off) - x.unitsBefore(start)}
 	}
 	return Position{Line: line, Character: UTF16Len(x.text[start:off])}
 }

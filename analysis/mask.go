@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -11,6 +12,7 @@ import (
 type masked struct {
 	src     []byte
 	regions []span // masked byte spans; statements starting inside one are filler
+	maxEnd  []int  // running maximum of regions' ends, built by index
 	magics  []rawMagic
 	// pythonBody is false when the whole cell body is not Python (%%bash, %%html, ...).
 	pythonBody bool
@@ -136,7 +138,7 @@ func (m *masked) maskLine(text string, ls int) {
 func (m *masked) fill(start, end int) {
 	m.blank(start, end)
 	filler := "0"
-	if lineEnd(string(m.src), start) >= start+4 {
+	if lineEndBytes(m.src, start) >= start+4 {
 		filler = "pass"
 	}
 	copy(m.src[start:], filler)
@@ -157,13 +159,39 @@ func (m *masked) blank(start, end int) {
 }
 
 // inMask reports whether byte offset off is inside a masked span.
-func (m *masked) inMask(off int) bool {
-	for _, r := range m.regions {
-		if off >= r.start && off < r.end {
-			return true
-		}
+func (m *masked) inMask(off int) bool { return m.spanEnd(off) > off }
+
+// spanEnd returns the end of the masked spans containing off (the furthest one), or off
+// when none does. It is called for every expression node, so it searches (regions are in
+// text order; maxEnd is their running maximum end) instead of scanning every region.
+func (m *masked) spanEnd(off int) int {
+	if len(m.maxEnd) != len(m.regions) {
+		m.index()
 	}
-	return false
+	i := sort.Search(len(m.regions), func(i int) bool { return m.regions[i].start > off }) - 1
+	if i < 0 || m.maxEnd[i] <= off {
+		return off
+	}
+	return m.maxEnd[i]
+}
+
+// index sorts the regions by start and computes their running maximum end.
+func (m *masked) index() {
+	sort.SliceStable(m.regions, func(i, j int) bool { return m.regions[i].start < m.regions[j].start })
+	m.maxEnd = make([]int, len(m.regions))
+	end := 0
+	for i, r := range m.regions {
+		end = max(end, r.end)
+		m.maxEnd[i] = end
+	}
+}
+
+// lineEndBytes is lineEnd on the masked bytes.
+func lineEndBytes(src []byte, off int) int {
+	for off < len(src) && src[off] != '\n' && src[off] != '\r' {
+		off++
+	}
+	return off
 }
 
 // magicName returns the leading command word of s ("matplotlib" of "matplotlib inline").

@@ -784,15 +784,7 @@ func (w *walker) expr(n *node, sc *scope) {
 }
 
 // maskEnd returns the end of the masked span containing off.
-func maskEnd(m *masked, off int) int {
-	end := off
-	for _, r := range m.regions {
-		if off >= r.start && off < r.end && r.end > end {
-			end = r.end
-		}
-	}
-	return end
-}
+func maskEnd(m *masked, off int) int { return m.spanEnd(off) }
 
 func (w *walker) comprehension(n *node, sc *scope) {
 	cs := &scope{kind: scopeComprehension, parent: sc, names: map[string]bool{}}
@@ -945,7 +937,9 @@ func (w *walker) call(n *node, sc *scope) {
 	if fn == nil {
 		return
 	}
-	switch callee := strings.ReplaceAll(w.src(fn), " ", ""); callee {
+	// Only a short callee can be one of these; a long one (a method chain) is not compacted,
+	// which would cost its length at every call of the chain.
+	switch callee := compactShort(w.src(fn)); callee {
 	case "exec", "globals().update", "vars().update", "locals().update", "globals().setdefault":
 		// Names bound this way cannot be listed: treat like a star import.
 		w.f.StarImports = append(w.f.StarImports, callee+"()")
@@ -970,6 +964,14 @@ func (w *walker) call(n *node, sc *scope) {
 		names[i] = w.src(p)
 	}
 	w.f.Calls = append(w.f.Calls, Call{Callee: strings.Join(names, "."), Expr: w.conv.expr(n), Range: w.idx.Range(n.start, n.end)})
+}
+
+// compactShort returns s without spaces when s is at most 256 bytes long, "" otherwise.
+func compactShort(s string) string {
+	if len(s) > 256 {
+		return ""
+	}
+	return strings.ReplaceAll(s, " ", "")
 }
 
 // callFunc resolves the reads of a cell function at the point the cell calls it.

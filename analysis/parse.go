@@ -9,21 +9,31 @@ import (
 // masked first, and whatever tree-sitter cannot parse is reported in SyntaxErrors while the
 // rest still yields facts. Use a Cache to re-parse incrementally while the user types.
 func ParseCell(text string) *CellFacts {
+	if len(text) > MaxCellBytes {
+		return tooLargeFacts(text)
+	}
 	m := maskCell(text)
+	if off := bracketOverflow(m.src); off >= 0 {
+		return bracketFacts(text, off)
+	}
 	tree, _ := parseTree(m.src, nil)
-	root := mirror(tree)
+	root, deep := mirror(tree)
 	// Free the tree now, on this goroutine, rather than in a finalizer.
 	if tree != nil {
 		tree.Close()
 	}
-	return buildFacts(text, m, root)
+	return buildFacts(text, m, root, deep)
 }
 
-// buildFacts derives every fact from the mirrored tree.
-func buildFacts(text string, m *masked, root *node) *CellFacts {
+// buildFacts derives every fact from the mirrored tree; deep is where the tree was cut at
+// maxDepth (-1: nowhere).
+func buildFacts(text string, m *masked, root *node, deep int) *CellFacts {
 	idx := NewLineIndex(text)
-	conv := &converter{text: text, idx: idx, mask: m}
+	conv := &converter{text: text, idx: idx, mask: m, memo: map[*node]*Expr{}}
 	f := &CellFacts{}
+	if deep >= 0 {
+		f.Limits = append(f.Limits, tooDeep(idx, deep))
+	}
 	for _, mg := range m.magics {
 		f.Magics = append(f.Magics, Magic{
 			Kind: mg.kind, Name: mg.name, Text: text[mg.start:mg.end],

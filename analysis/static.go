@@ -15,6 +15,10 @@ func (fl *Flow) cellFindings(c *notebook.Cell, f *CellFacts, opts Options) []Fin
 			return nil // %%bash, %%html...: not Python
 		}
 	}
+	limits := limitFindings(c.ID, f)
+	if len(f.Limits) > 0 && (f.Limits[0].Kind == LimitTooLarge || f.Limits[0].Kind == LimitBrackets) {
+		return limits // not parsed: nothing else is known
+	}
 	if len(f.SyntaxErrors) > 0 {
 		r := f.SyntaxErrors[0]
 		if r.End.Line > r.Start.Line {
@@ -24,12 +28,12 @@ func (fl *Flow) cellFindings(c *notebook.Cell, f *CellFacts, opts Options) []Fin
 				r.End.Character = UTF16Len(line)
 			}
 		}
-		return []Finding{{
+		return append([]Finding{{
 			Cell: c.ID, Source: SourceStatic, Severity: SeverityError, Code: CodeSyntaxError,
 			Exception: "SyntaxError", Message: "invalid syntax: the cell will not run at all",
 			Range: r, Confidence: 0.9,
 			Evidence: []string{fmt.Sprintf("tree-sitter could not parse line %d", f.SyntaxErrors[0].Start.Line+1)},
-		}}
+		}}, limits...)
 	}
 	fc := fl.cells[c.ID]
 	var out []Finding
@@ -48,6 +52,7 @@ func (fl *Flow) cellFindings(c *notebook.Cell, f *CellFacts, opts Options) []Fin
 		}
 	}
 	out = append(out, fl.callFindings(fc, f, opts, reported)...)
+	out = append(out, limits...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Range.Start.Before(out[j].Range.Start) })
 	return out
 }
@@ -83,9 +88,9 @@ func (fl *Flow) executedFunction(name string) (*Function, DefSite, bool) {
 	if !ok || site.Kind != DefFunction {
 		return nil, DefSite{}, false
 	}
-	d := fl.cells[site.CellID]
-	for i := range d.facts.Functions {
-		if fn := &d.facts.Functions[i]; fn.Name == name && fn.Range == site.Range {
+	d := fl.facts[site.CellID]
+	for i := range d.Functions {
+		if fn := &d.Functions[i]; fn.Name == name && fn.Range == site.Range {
 			return fn, site, true
 		}
 	}
@@ -124,11 +129,12 @@ func (fl *Flow) checkFunction(fc *flowCell, f *CellFacts, fn *Function, def DefS
 			Message: fmt.Sprintf("name '%s' is not defined: %s() from cell %d reads it", r.Name, fn.Name, def.Index+1),
 		}
 		var above, below *DefSite
-		for i, s := range fl.notRun[r.Name] {
+		pending := fl.pending(r.Name)
+		for i, s := range pending {
 			if s.Index < fc.index {
-				above = &fl.notRun[r.Name][i]
+				above = &pending[i]
 			} else if below == nil {
-				below = &fl.notRun[r.Name][i]
+				below = &pending[i]
 			}
 		}
 		switch {
@@ -186,14 +192,15 @@ func (fl *Flow) judgeUse(fc *flowCell, f *CellFacts, u Use, opts Options) (Findi
 	}
 	// Bound only by cells that have not run.
 	var above, below *DefSite
-	for i, s := range fl.notRun[name] {
+	pending := fl.pending(name)
+	for i, s := range pending {
 		if s.CellID == fc.id {
 			continue
 		}
 		if s.Index < fc.index {
-			above = &fl.notRun[name][i]
+			above = &pending[i]
 		} else if below == nil {
-			below = &fl.notRun[name][i]
+			below = &pending[i]
 		}
 	}
 	var evidence []string
@@ -303,7 +310,7 @@ func runText(order int) string {
 
 // deletedBy returns the executed deletion of name that left it undefined, if any.
 func (fl *Flow) deletedBy(name string) (DefSite, bool) {
-	sites := fl.executed[name]
+	sites := fl.exec(name)
 	for i := len(sites) - 1; i >= 0; i-- {
 		if sites[i].Kind == DefDelete && !sites[i].Conditional {
 			return sites[i], true
@@ -349,62 +356,14 @@ func starBefore(f *CellFacts, p Position) bool {
 }
 
 // closestName returns a defined name one or two edits away from name (a likely typo), or
-// "" when there is none or several tie. Answers are memoised for the pass.
+// "" when there is none or several tie. Answers are memoised until the defined names
+// change.
 func (fl *Flow) closestName(name string, opts Options) string {
 	if len(name) < 4 {
 		return "" // short names are too close to too many others
 	}
-	if alt, ok := fl.typos[name]; ok {
-		return alt
-	}
-	if fl.candidates == nil {
-		fl.candidates = map[int][]string{}
-		seen := map[string]bool{}
-		add := func(n string) {
-			if len(n) >= 4 && !seen[n] {
-				seen[n] = true
-				fl.candidates[len(n)] = append(fl.candidates[len(n)], n)
-			}
-		}
-		for n := range fl.executed {
-			if _, ok := fl.LastDefinition(n); ok {
-				add(n)
-			}
-		}
-		for n := range opts.Namespace {
-			add(n)
-		}
-		for n := range builtinNames {
-			add(n)
-		}
-	}
-	limit := 1
-	if len(name) > 5 {
-		limit = 2
-	}
-	best, bestD, tie := "", limit+1, false
-	for l := len(name) - limit; l <= len(name)+limit; l++ {
-		for _, cand := range fl.candidates[l] {
-			if cand == name || cand[0] == '_' && name[0] != '_' {
-				continue
-			}
-			d := editDistance(name, cand, limit)
-			switch {
-			case d < bestD:
-				best, bestD, tie = cand, d, false
-			case d == bestD && cand != best:
-				tie = true
-			}
-		}
-	}
-	if tie || bestD > limit {
-		best = ""
-	}
-	if fl.typos == nil {
-		fl.typos = map[string]string{}
-	}
-	fl.typos[name] = best
-	return best
+	fl.usedTypo = true
+	return fl.typo.closest(name)
 }
 
 // editDistance is the Levenshtein distance of a and b, or limit+1 when it exceeds limit.

@@ -88,6 +88,24 @@ func (n *node) hasToken(typ string) bool {
 
 var pythonLang = python.GetLanguage()
 
+// symbolNames are the node type names by symbol: one lookup instead of a cgo call and a
+// string copy per node.
+var symbolNames = func() []string {
+	names := make([]string, pythonLang.SymbolCount())
+	for i := range names {
+		names[i] = pythonLang.SymbolName(sitter.Symbol(i))
+	}
+	return names
+}()
+
+// symbolName returns the type name of symbol s.
+func symbolName(s sitter.Symbol) string {
+	if int(s) < len(symbolNames) {
+		return symbolNames[s]
+	}
+	return pythonLang.SymbolName(s)
+}
+
 // parsers holds idle tree-sitter parsers: a parser is not safe for concurrent use, and
 // making one per parse costs more than the parse of a small cell. Unlike a sync.Pool it
 // never drops them, so no parser is freed by a finalizer while trees are being worked on.
@@ -164,32 +182,41 @@ func parseTreeNow(src []byte, old *sitter.Tree) *sitter.Tree {
 	return t
 }
 
-// mirror copies the tree into Go nodes with one cursor walk.
-func mirror(t *sitter.Tree) *node {
+// mirror copies the tree into Go nodes with one cursor walk, down to maxDepth: a deeper
+// subtree becomes one childless "TOODEEP" node spanning its text, and deep is the start of
+// the first such node (-1 when none).
+func mirror(t *sitter.Tree) (root *node, deep int) {
 	if t == nil {
-		return &node{typ: "TIMEOUT", named: true}
+		return &node{typ: "TIMEOUT", named: true}, -1
 	}
-	root := t.RootNode()
-	c := sitter.NewTreeCursor(root)
+	c := sitter.NewTreeCursor(t.RootNode())
 	defer c.Close()
-	return mirrorAt(c, "")
+	deep = -1
+	return mirrorAt(c, "", 0, &deep), deep
 }
 
-func mirrorAt(c *sitter.TreeCursor, field string) *node {
+func mirrorAt(c *sitter.TreeCursor, field string, depth int, deep *int) *node {
 	n := c.CurrentNode()
 	m := &node{
-		typ:   n.Type(),
+		typ:   symbolName(n.Symbol()),
 		field: field,
 		start: int(n.StartByte()),
 		end:   int(n.EndByte()),
 		named: n.IsNamed(),
 	}
-	if n.IsMissing() {
+	if m.start == m.end && n.IsMissing() { // only a zero-width node can be missing
 		m.typ = "MISSING"
+	}
+	if depth >= maxDepth && n.ChildCount() > 0 {
+		m.typ, m.named = "TOODEEP", true
+		if *deep < 0 {
+			*deep = m.start
+		}
+		return m
 	}
 	if c.GoToFirstChild() {
 		for {
-			m.kids = append(m.kids, mirrorAt(c, c.CurrentFieldName()))
+			m.kids = append(m.kids, mirrorAt(c, c.CurrentFieldName(), depth+1, deep))
 			if !c.GoToNextSibling() {
 				break
 			}

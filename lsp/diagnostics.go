@@ -179,21 +179,26 @@ func (s *Server) publish(ctx context.Context, d *document, gen uint64) {
 		return
 	}
 	byURI := map[string][]protocol.Diagnostic{}
+	code := 0
 	for i, c := range d.staticSnap.Cells {
 		if c.Kind != notebook.Code {
 			continue
 		}
-		fs := d.mergedLocked(d.static, c, i, settings)
-		if len(fs) == 0 {
+		code++
+		diags := d.cellDiagnosticsLocked(c, i, settings)
+		if len(diags) == 0 {
 			continue
 		}
 		uri := d.cellURI(c.ID)
-		for _, f := range fs {
-			byURI[uri] = append(byURI[uri], diagnostic(f, c.SourceLine, d.relatedLocked(f)))
+		if d.percent {
+			byURI[uri] = append(byURI[uri], diags...)
+		} else {
+			byURI[uri] = diags
 		}
 	}
+	d.prunePubCacheLocked(code)
 	for uri, diags := range byURI {
-		if reflect.DeepEqual(d.published[uri], diags) {
+		if sameDiagnostics(d.published[uri], diags) || reflect.DeepEqual(d.published[uri], diags) {
 			continue
 		}
 		d.published[uri] = diags

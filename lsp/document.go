@@ -50,6 +50,8 @@ type document struct {
 	// namespace is the kernel namespace from the last inspection (nil: unknown), so the
 	// static layer can be certain about names.
 	namespace map[string]bool
+	// pubCache is how each cell's diagnostics were last built (see publish_cache.go).
+	pubCache map[string]*pubEntry
 }
 
 // cellLayers is what the rules, shadow and LLM layers found for one cell text.
@@ -69,6 +71,8 @@ type cellLayers struct {
 	llmDone bool
 	llmRun  int
 	notes   []string
+	// version counts updates, so publish can tell the layers changed.
+	version int
 }
 
 func newDocument(uri string, nb *notebook.Notebook) *document {
@@ -120,6 +124,7 @@ func (d *document) updateLayers(c *notebook.Cell, f func(l *cellLayers)) {
 		d.layers[c.ID] = l
 	}
 	f(l)
+	l.version++
 }
 
 // snapshot returns a copy of the live notebook that later changes do not affect. It is

@@ -11,24 +11,27 @@ import (
 const maxRelated = 3
 
 // relatedLocked points a name finding (undefined, defined only by a cell that has not run,
-// stale) at the cells that define the name, so the user can jump there. Callers hold
-// d.rmu.
-func (d *document) relatedLocked(f analysis.Finding) []protocol.DiagnosticRelatedInformation {
+// stale) at the cells that define the name, so the user can jump there. cell is the cell
+// f is about. It returns the name the locations are about too ("" when there are none to
+// look for). Callers hold d.rmu.
+func (d *document) relatedLocked(f analysis.Finding, cell *notebook.Cell) ([]protocol.DiagnosticRelatedInformation, string) {
 	switch f.Code {
 	case analysis.CodeUndefinedName, analysis.CodeNotRunDefinition, analysis.CodeStaleDefinition:
 	default:
-		return nil
+		return nil, ""
 	}
 	if d.static == nil || d.static.Flow == nil || d.staticSnap == nil {
-		return nil
+		return nil, ""
 	}
-	cell := d.staticSnap.Cell(f.Cell)
+	if cell == nil || cell.ID != f.Cell {
+		cell = d.staticSnap.Cell(f.Cell)
+	}
 	if cell == nil {
-		return nil
+		return nil, ""
 	}
 	name := textAt(cell.Text, f.Range)
 	if name == "" {
-		return nil
+		return nil, ""
 	}
 	var out []protocol.DiagnosticRelatedInformation
 	for _, site := range d.static.Flow.Definitions(name) {
@@ -36,15 +39,17 @@ func (d *document) relatedLocked(f analysis.Finding) []protocol.DiagnosticRelate
 			continue
 		}
 		line := 0
-		if dc := d.staticSnap.Cell(site.CellID); dc != nil {
-			line = dc.SourceLine
+		if d.percent { // only percent cells start at a line other than 0; a lookup per site would make publishing quadratic
+			if dc := d.staticSnap.Cell(site.CellID); dc != nil {
+				line = dc.SourceLine
+			}
 		}
 		out = append(out, protocol.DiagnosticRelatedInformation{
 			Location: protocol.Location{URI: protocol.DocumentURI(d.cellURI(site.CellID)), Range: lspRange(site.Range, line)},
 			Message:  "`" + name + "` " + siteText(site),
 		})
 	}
-	return out
+	return out, name
 }
 
 // textAt returns the text of a one-line range of a cell, "" when the range is not on one

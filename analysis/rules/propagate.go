@@ -21,6 +21,8 @@ type checker struct {
 	deleted map[string]analysis.Range
 	// vals memoises visited expressions of the current statement.
 	vals map[*analysis.Expr]*val
+	// depth is how many visits are under way (see maxVisitDepth).
+	depth int
 	// cond counts enclosing if/for/while bodies: a crash there is only likely.
 	cond int
 	// guarded counts enclosing try bodies: an exception there may be handled.
@@ -636,6 +638,11 @@ func mutatedIn(e *analysis.Expr, out map[string]bool) {
 	}
 }
 
+// maxVisitDepth bounds how deep visit recurses into an expression: below it a value is
+// unknown and no rule runs. analysis already cuts syntax trees at a smaller depth, so this
+// only guards expressions built some other way; the rules must never overflow the stack.
+const maxVisitDepth = 4096
+
 // visit evaluates e once per statement, running the rules on it after its children.
 func (c *checker) visit(e *analysis.Expr) *val {
 	if e == nil {
@@ -644,6 +651,11 @@ func (c *checker) visit(e *analysis.Expr) *val {
 	if v, ok := c.vals[e]; ok {
 		return v
 	}
+	if c.depth >= maxVisitDepth {
+		return nil
+	}
+	c.depth++
+	defer func() { c.depth-- }()
 	var v *val
 	switch e.Kind {
 	case analysis.ExprName:

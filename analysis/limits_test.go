@@ -1,0 +1,146 @@
+package analysis
+
+import (
+	"context"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/premortem/premortem/notebook"
+)
+
+// TestLimits analyses a notebook with one cell past a bound (it ran) and, after it, a cell
+// with an undefined name: the bounded cell gets its finding, naming the line, and the next
+// cell is analysed as usual.
+func TestLimits(t *testing.T) {
+	big := "data = [" + strings.Repeat("1.5, ", MaxCellBytes/5) + "]"
+	for _, tc := range []struct {
+		name, cell     string
+		code, severity string
+		line           int
+		msg            string
+		// defines: the cell's name still counts as defined for the next cell.
+		defines bool
+	}{
+		{"subscript chain", "a = [0]\nx = a" + strings.Repeat("[0]", 60000), CodeNotAnalysed, "info", 1, "line 2 nests more than 1000 levels deep", true},
+		{"method chain", "x = s" + strings.Repeat(".m()", 50000), CodeNotAnalysed, "info", 0, "line 1 nests more than 1000 levels", true},
+		{"long sum", "a = 0\nx = " + strings.Repeat("a + ", 20000) + "1", CodeNotAnalysed, "info", 1, "line 2 nests", true},
+		{"nested calls", "x = " + strings.Repeat("f(", 30000) + "1" + strings.Repeat(")", 30000), CodeSyntaxError, "error", 0, "too many nested parentheses", false},
+		{"nested lists", "x = 1\nx = " + strings.Repeat("[", 201) + strings.Repeat("]", 201), CodeSyntaxError, "error", 1, "too many nested parentheses", false},
+		{"huge cell", "x = 1\n" + big, CodeNotAnalysed, "info", 0, "larger than the " + sizeText(MaxCellBytes) + " premortem analyses", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nb := &notebook.Notebook{URI: "limits.ipynb", Cells: []*notebook.Cell{
+				{ID: "c0", Kind: notebook.Code, Language: "python", Text: tc.cell, ExecutionOrder: 1},
+				{ID: "c1", Kind: notebook.Code, Language: "python", Text: "print(x)\nprint(not_defined_anywhere)"},
+			}}
+			var logs []string
+			res, err := NewAnalyzer().Analyze(context.Background(), nb, Options{Log: func(m string) { logs = append(logs, m) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs := res.Findings["c0"]
+			if len(fs) != 1 || fs[0].Code != tc.code || string(fs[0].Severity) != tc.severity || fs[0].Range.Start.Line != tc.line ||
+				!strings.Contains(fs[0].Message+strings.Join(fs[0].Evidence, " "), tc.msg) {
+				t.Fatalf("findings of the bounded cell: %+v; want one %s %s on line %d saying %q", fs, tc.severity, tc.code, tc.line, tc.msg)
+			}
+			var got []string
+			for _, f := range res.Findings["c1"] {
+				got = append(got, f.Message)
+			}
+			want := []string{"name 'not_defined_anywhere' is not defined"}
+			if !tc.defines {
+				want = []string{"name 'x' is not defined", "name 'not_defined_anywhere' is not defined"}
+			}
+			if tc.name == "huge cell" {
+				want = nil // the huge cell may define anything, like a star import
+			}
+			if len(got) != len(want) {
+				t.Fatalf("findings of the next cell: %q; want %q", got, want)
+			}
+			for i := range want {
+				if !strings.HasPrefix(got[i], want[i]) {
+					t.Errorf("finding %d of the next cell: %q; want %q", i, got[i], want[i])
+				}
+			}
+			if len(logs) != 1 || !strings.Contains(logs[0], "cell 1 (c0)") {
+				t.Errorf("log lines %q; want one naming cell 1 (c0)", logs)
+			}
+		})
+	}
+}
+
+func TestBracketOverflow(t *testing.T) {
+	deep := strings.Repeat("(", 201)
+	for _, tc := range []struct {
+		src  string
+		want int
+	}{
+		{"x = " + strings.Repeat("(", 200) + strings.Repeat(")", 200), -1},
+		{"x = " + deep, 4 + 200},
+		{"s = '" + deep + "'", -1},
+		{`s = "\"` + deep + `"`, -1},
+		{"s = '''\n" + deep + "\n'''", -1},
+		{"# " + deep + "\nx = 1", -1},
+		{"s = 'unterminated\n" + deep, 18 + 200},
+		{strings.Repeat("()", 500), -1},
+	} {
+		if got := bracketOverflow([]byte(tc.src)); got != tc.want {
+			t.Errorf("bracketOverflow(%.40q...) = %d, want %d", tc.src, got, tc.want)
+		}
+	}
+}
+
+// TestLineIndexLongLines checks the checkpointed UTF-16 columns against counting from the
+// line start, on long lines of mixed scripts (pasted data).
+func TestLineIndexLongLines(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	parts := []string{"a", "é", "中", "😀", "\n", "\r\n", ", ", "\xff"}
+	var b strings.Builder
+	for b.Len() < 20000 {
+		p := parts[rng.Intn(len(parts))]
+		if p == "\n" || p == "\r\n" {
+			if rng.Intn(20) != 0 {
+				continue // mostly long lines
+			}
+		}
+		b.WriteString(p)
+	}
+	text := b.String()
+	x := NewLineIndex(text)
+	for i := 0; i < 3000; i++ {
+		off := rng.Intn(len(text) + 1)
+		got := x.Position(off)
+		want := naivePosition(text, off)
+		if got != want {
+			t.Fatalf("Position(%d) = %v, want %v", off, got, want)
+		}
+	}
+}
+
+// naivePosition is LineIndex.Position without checkpoints.
+func naivePosition(text string, off int) Position {
+	for off > 0 && off < len(text) && (text[off]&0xC0) == 0x80 {
+		off--
+	}
+	x := &LineIndex{text: text, lines: NewLineIndex(text).lines}
+	line := 0
+	for i, s := range x.lines {
+		if s <= off {
+			line = i
+		}
+	}
+	return Position{Line: line, Character: UTF16Len(text[x.lines[line]:off])}
+}
+
+// TestTooLargeCellCostsNothing: the facts of a cell past MaxCellBytes hold no copy of it.
+func TestTooLargeCellCostsNothing(t *testing.T) {
+	text := strings.Repeat("x = 1\n", MaxCellBytes/6+1)
+	f := ParseCell(text)
+	if len(f.Limits) != 1 || f.Limits[0].Kind != LimitTooLarge || len(f.Statements)+len(f.Uses)+len(f.Defs) != 0 {
+		t.Fatalf("facts of a %d-byte cell: %+v", len(text), f)
+	}
+	if !strings.Contains(f.Limits[0].Message, sizeText(len(text))) || !strings.Contains(sizeText(5<<20), "5.0 MB") {
+		t.Errorf("message %q does not give the size", f.Limits[0].Message)
+	}
+}
