@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/premortem/premortem/analysis/llm"
 	"github.com/premortem/premortem/judge"
+	"github.com/premortem/premortem/llm"
 )
 
 // Settings of `premortem eval`.

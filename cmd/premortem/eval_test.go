@@ -17,9 +17,9 @@ import (
 	"testing"
 
 	"github.com/premortem/premortem/analysis"
-	"github.com/premortem/premortem/analysis/llm"
 	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/judge"
+	"github.com/premortem/premortem/llm"
 )
 
 const testCases = "../../testdata/junobench/cases"
