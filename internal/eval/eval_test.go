@@ -21,6 +21,7 @@ import (
 	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/llm"
+	"github.com/premortem/premortem/notebook"
 )
 
 const testCases = "../../testdata/junobench/cases"
@@ -406,5 +407,39 @@ func TestDumpPromptReportsFailure(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "ok", "a.txt")); err != nil || string(b) != "x" {
 		t.Fatalf("dumped %q %v", b, err)
+	}
+}
+
+// TestPlainNotebook: the notebook built for judging without a kernel reads back as the
+// case: executed cells in order with their run counts, then the target, never run.
+func TestPlainNotebook(t *testing.T) {
+	cases, err := loadCases(testCases, "", "", []string{"pandas_10"})
+	if err != nil || len(cases) != 1 {
+		t.Fatalf("loadCases: %v %v", cases, err)
+	}
+	h := &harness{work: t.TempDir()}
+	path, err := h.plainNotebook(cases[0], versionBuggy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nb, err := notebook.ParseIpynb(b, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := cases[0].Versions[versionBuggy]
+	if len(nb.Cells) != len(v.Executed)+1 || nb.KernelName() != "python3" {
+		t.Fatalf("%d cells, kernel %q; want %d cells, python3", len(nb.Cells), nb.KernelName(), len(v.Executed)+1)
+	}
+	for i, e := range v.Executed {
+		if c := nb.Cells[i]; c.Text != e.Code || c.ExecutionOrder != i+1 || c.Kind != notebook.Code {
+			t.Errorf("cell %d = %q run %d, want %q run %d", i, c.Text, c.ExecutionOrder, e.Code, i+1)
+		}
+	}
+	if last := nb.Cells[len(v.Executed)]; last.Text != v.Target.Code || last.Executed() {
+		t.Errorf("target cell = %q run %d, want %q never run", last.Text, last.ExecutionOrder, v.Target.Code)
 	}
 }
