@@ -1,7 +1,7 @@
 // Package facts is the schema of what premortem learns from a live kernel: the runtime facts
 // of named values (CRANE-LLM's structural, type and value categories) and the outcome of a
 // shadow run. It is a leaf package so that the producer (kernelclient, whose embedded Python
-// inspector emits exactly this JSON) and the consumers (analysis/rules, analysis/llm, lsp)
+// inspector emits exactly this JSON) and the consumers (analysis/rules, llm, lsp)
 // share one definition without depending on each other.
 //
 // Every field is optional: the inspector fills what it could learn within its budget, and an

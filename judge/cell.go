@@ -6,10 +6,10 @@ import (
 	"fmt"
 
 	"github.com/premortem/premortem/analysis"
-	"github.com/premortem/premortem/analysis/llm"
 	"github.com/premortem/premortem/analysis/rules"
 	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/kernelclient"
+	"github.com/premortem/premortem/llm"
 	"github.com/premortem/premortem/notebook"
 )
 

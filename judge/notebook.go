@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/premortem/premortem/analysis"
-	"github.com/premortem/premortem/analysis/llm"
 	"github.com/premortem/premortem/kernelclient"
+	"github.com/premortem/premortem/llm"
 	"github.com/premortem/premortem/notebook"
 )
 

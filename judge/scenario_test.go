@@ -2,7 +2,6 @@ package judge_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/judge"
+	"github.com/premortem/premortem/notebook"
 )
 
 // Scenario files (testdata/scenarios/check/*.txtar) describe a small notebook and what
@@ -94,27 +94,24 @@ func (sc *scenario) expect(mode, key string) string {
 // notebook path and the target's cell index.
 func (sc *scenario) writeNotebook(t *testing.T, dir string) (string, int) {
 	t.Helper()
-	type cell struct {
-		CellType       string         `json:"cell_type"`
-		ExecutionCount *int           `json:"execution_count"`
-		Metadata       map[string]any `json:"metadata"`
-		Outputs        []any          `json:"outputs"`
-		Source         string         `json:"source"`
+	nb := &notebook.Notebook{Type: "jupyter-notebook",
+		Metadata: map[string]any{"kernelspec": map[string]any{"name": "python3", "display_name": "Python 3", "language": "python"}}}
+	add := func(text string, order int) {
+		nb.Cells = append(nb.Cells, &notebook.Cell{ID: fmt.Sprintf("cell-%d", len(nb.Cells)), Kind: notebook.Code,
+			Language: "python", Text: text, ExecutionOrder: order})
 	}
-	var cells []cell
 	target, count := -1, 0
 	for _, f := range sc.archive.Files {
 		text := strings.TrimSuffix(string(f.Data), "\n")
 		switch f.Name {
 		case "ran.py":
 			count++
-			n := count
-			cells = append(cells, cell{CellType: "code", ExecutionCount: &n, Metadata: map[string]any{}, Outputs: []any{}, Source: text})
+			add(text, count)
 		case "target.py", "unrun.py":
 			if f.Name == "target.py" {
-				target = len(cells)
+				target = len(nb.Cells)
 			}
-			cells = append(cells, cell{CellType: "code", Metadata: map[string]any{}, Outputs: []any{}, Source: text})
+			add(text, 0)
 		default:
 			if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
 				t.Fatal(err)
@@ -124,12 +121,7 @@ func (sc *scenario) writeNotebook(t *testing.T, dir string) (string, int) {
 	if target < 0 {
 		t.Fatal("scenario has no target.py")
 	}
-	nb := map[string]any{
-		"cells":    cells,
-		"metadata": map[string]any{"kernelspec": map[string]any{"name": "python3", "display_name": "Python 3", "language": "python"}},
-		"nbformat": 4, "nbformat_minor": 5,
-	}
-	b, err := json.MarshalIndent(nb, "", " ")
+	b, err := nb.MarshalIpynb()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func formatValue(v facts.Value, runID int) string {
 	}
 	add("type", "`"+shortType(v.Type)+"`")
 	if len(v.Shape) > 0 {
-		add("shape", shapeString(v.Shape))
+		add("shape", facts.FormatShape(v.Shape))
 	} else if v.Len != nil {
 		add("len", strconv.Itoa(*v.Len))
 	}
@@ -86,7 +86,7 @@ func formatValue(v facts.Value, runID int) string {
 		if len(l.SampleShapes) > 0 {
 			var parts []string
 			for _, s := range l.SampleShapes {
-				parts = append(parts, shapeString(s))
+				parts = append(parts, facts.FormatShape(s))
 			}
 			add("sample shapes", strings.Join(parts, ", "))
 		}
@@ -143,7 +143,7 @@ func compactString(c facts.Compact) string {
 	var parts []string
 	switch {
 	case len(c.Shape) > 0:
-		parts = append(parts, shapeString(c.Shape))
+		parts = append(parts, facts.FormatShape(c.Shape))
 		if c.Dtype != "" {
 			parts = append(parts, c.Dtype)
 		}
@@ -158,18 +158,6 @@ func compactString(c facts.Compact) string {
 		parts = append(parts, shortType(c.Type))
 	}
 	return strings.Join(parts, " ")
-}
-
-// shapeString writes a shape as Python prints a tuple: (712, 8), (5,).
-func shapeString(shape []int) string {
-	parts := make([]string, len(shape))
-	for i, n := range shape {
-		parts[i] = strconv.Itoa(n)
-	}
-	if len(parts) == 1 {
-		return "(" + parts[0] + ",)"
-	}
-	return "(" + strings.Join(parts, ", ") + ")"
 }
 
 // shortType drops module paths users do not need: pandas.core.frame.DataFrame -> DataFrame.

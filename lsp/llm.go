@@ -10,9 +10,9 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/premortem/premortem/analysis"
-	"github.com/premortem/premortem/analysis/llm"
 	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/judge"
+	"github.com/premortem/premortem/llm"
 	"github.com/premortem/premortem/notebook"
 )
 

@@ -199,18 +199,8 @@ func tupleComma(n int) string {
 	return ""
 }
 
-// shapeTuple renders a shape as Python prints it: (2, 3).
-func shapeTuple(s []int) string {
-	parts := make([]string, len(s))
-	for i, d := range s {
-		if d < 0 {
-			parts[i] = "?"
-		} else {
-			parts[i] = itoa(d)
-		}
-	}
-	return "(" + strings.Join(parts, ", ") + tupleComma(len(s)) + ")"
-}
+// shapeTuple renders a shape as Python prints it: (2, 3), with ? for unknown dimensions.
+func shapeTuple(s []int) string { return facts.FormatShape(s) }
 
 // columnList renders up to max column labels.
 func columnList(cols []facts.Column, max int) string {

@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/premortem/premortem/analysis/llm"
 	"github.com/premortem/premortem/judge"
+	"github.com/premortem/premortem/llm"
 )
 
 func init() {

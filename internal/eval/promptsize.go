@@ -1,4 +1,4 @@
-package main
+package eval
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/premortem/premortem/analysis/llm"
 	"github.com/premortem/premortem/judge"
+	"github.com/premortem/premortem/llm"
 )
 
 // craneSystemPrompt is CRANE-LLM's system prompt as far as it is known: the verbatim core

@@ -13,7 +13,7 @@ import (
 // every statement of the target's direct dependencies the slicer keeps is real cell text,
 // and slicing never sends more cells than were executed.
 func TestJunoBenchPrompts(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "junobench", "cases", "*", "*.json"))
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "junobench", "cases", "*", "*.json"))
 	if len(files) == 0 {
 		t.Fatal("no JunoBench cases under testdata/junobench")
 	}

@@ -1,4 +1,4 @@
-package main
+package eval
 
 import (
 	"encoding/csv"
@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/premortem/premortem/analysis/llm"
+	"github.com/premortem/premortem/llm"
 )
 
 // Versions of a JunoBench case: the buggy target crashes, the fixed one does not.

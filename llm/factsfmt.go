@@ -139,7 +139,7 @@ func renderValue(b *strings.Builder, name string, v facts.Value, d factsDetail) 
 	// structural
 	var s []string
 	if len(v.Shape) > 0 {
-		s = append(s, "shape "+shapeText(v.Shape))
+		s = append(s, "shape "+facts.FormatShape(v.Shape))
 	} else if v.Ndim != nil {
 		s = append(s, fmt.Sprintf("ndim %d", *v.Ndim))
 	}
@@ -165,7 +165,7 @@ func renderValue(b *strings.Builder, name string, v facts.Value, d factsDetail) 
 				if i >= d.maxItems {
 					break
 				}
-				shapes = append(shapes, shapeText(sh))
+				shapes = append(shapes, facts.FormatShape(sh))
 			}
 			s = append(s, "sample shapes "+strings.Join(shapes, " "))
 		}
@@ -539,17 +539,6 @@ func estimatorText(e *facts.Estimator, d factsDetail, withheld *bool) string {
 		s += "; step " + st.Name + ": " + estimatorText(&inner, d, withheld)
 	}
 	return s
-}
-
-func shapeText(shape []int) string {
-	parts := make([]string, len(shape))
-	for i, n := range shape {
-		parts[i] = strconv.Itoa(n)
-	}
-	if len(parts) == 1 {
-		return "(" + parts[0] + ",)"
-	}
-	return "(" + strings.Join(parts, ", ") + ")"
 }
 
 func rangeText(lo, hi *float64) string {

@@ -178,7 +178,7 @@ func (f *fakeAPI) config(t *testing.T) Config {
 // recordedAnswer reads a recorded model answer from testdata/llm/answers.
 func recordedAnswer(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "llm", "answers", name))
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "llm", "answers", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,7 @@
-package main
+package eval
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,8 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/premortem/premortem/analysis/llm"
 	"github.com/premortem/premortem/judge"
+	"github.com/premortem/premortem/llm"
+	"github.com/premortem/premortem/notebook"
 )
 
 // Settings of `premortem eval`.
@@ -191,25 +191,17 @@ func (h *harness) plainNotebook(c *evalCase, version string) (string, error) {
 		return path, nil
 	}
 	v := c.Versions[version]
-	type cell struct {
-		CellType       string         `json:"cell_type"`
-		ExecutionCount *int           `json:"execution_count"`
-		Metadata       map[string]any `json:"metadata"`
-		Outputs        []any          `json:"outputs"`
-		Source         string         `json:"source"`
+	nb := &notebook.Notebook{URI: path, Type: "jupyter-notebook",
+		Metadata: map[string]any{"kernelspec": map[string]any{"name": "python3", "display_name": "Python 3", "language": "python"}}}
+	add := func(text string, order int) {
+		nb.Cells = append(nb.Cells, &notebook.Cell{ID: fmt.Sprintf("cell-%d", len(nb.Cells)), Kind: notebook.Code,
+			Language: "python", Text: text, ExecutionOrder: order})
 	}
-	var cells []cell
 	for i, e := range v.Executed {
-		n := i + 1
-		cells = append(cells, cell{"code", &n, map[string]any{}, []any{}, e.Code})
+		add(e.Code, i+1)
 	}
-	cells = append(cells, cell{"code", nil, map[string]any{}, []any{}, v.Target.Code})
-	nb := map[string]any{
-		"cells":    cells,
-		"metadata": map[string]any{"kernelspec": map[string]string{"name": "python3", "display_name": "Python 3", "language": "python"}},
-		"nbformat": 4, "nbformat_minor": 5,
-	}
-	b, err := json.MarshalIndent(nb, "", " ")
+	add(v.Target.Code, 0)
+	b, err := nb.MarshalIpynb()
 	if err != nil {
 		return "", err
 	}

@@ -92,7 +92,7 @@ func loadScenario(t *testing.T, path string) scenario {
 // TestPromptScenarios checks the prompt actually built: which cells are sent, the facts and
 // what of them is withheld, redaction, evidence and the numbered target.
 func TestPromptScenarios(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "llm", "prompts", "*.txtar"))
+	files, err := filepath.Glob(filepath.Join("..", "testdata", "llm", "prompts", "*.txtar"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no prompt scenarios: %v", err)
 	}
