@@ -92,6 +92,13 @@ type Client struct {
 	handshaking bool // a (re)connect handshake is running: session changes are its business
 	interrupt   func(ctx context.Context) error
 	lostCh      chan struct{}
+	// observe reads the kernel's state without sending it anything (see idle.go); nil
+	// when nothing outside the protocol can tell.
+	observe observer
+	// awaiting: connected, but the kernel was running a cell when we came, so the
+	// handshake (our first request) waits for it to end. awaitKey stands in c.busy
+	// meanwhile.
+	awaiting bool
 
 	reqSem chan struct{}
 	events *eventQueue
@@ -159,12 +166,45 @@ func newClient(name string, dial dialFunc, opts Options) *Client {
 	}
 }
 
+// awaitKey stands in the busy set for the running cell found at attach: our handshake
+// waits for it. It counts as another client's run (it is one), so a caller without a
+// deadline gets ErrBusy at once and one with a deadline waits (sending nothing).
+const awaitKey = "attach:awaiting-idle"
+
+// awaitInline is how long start waits for a busy kernel before returning a client that
+// finishes its handshake in the background: a kernel still starting up is idle within
+// it, a user's long cell is not.
+const awaitInline = time.Second
+
 // start dials the first transport, performs the readiness handshake and starts the
-// supervisor (heartbeat, reconnects).
+// supervisor (heartbeat, reconnects). The handshake is our first request, so it is sent
+// only once the kernel is not seen busy (idle.go explains how that is seen without sending
+// anything): a kernel still busy after awaitInline gets a client in state busy whose
+// handshake runs when the kernel is idle (AwaitingIdle).
 func (c *Client) start(ctx context.Context) error {
 	tr, gen, err := c.openTransport(ctx)
 	if err != nil {
 		return err
+	}
+	st := c.passiveState(ctx)
+	for until := time.Now().Add(awaitInline); st == StateBusy && time.Now().Before(until) && ctx.Err() == nil; {
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+		st = c.passiveState(ctx)
+	}
+	if st == StateBusy {
+		c.mu.Lock()
+		c.awaiting = true
+		c.busy[awaitKey] = true
+		c.busyOthers++
+		c.recomputeLocked(false)
+		c.mu.Unlock()
+		c.wg.Add(2)
+		go c.supervise()
+		go c.handshakeWhenIdle(tr, gen)
+		return nil
 	}
 	info, err := c.handshake(ctx, tr, gen)
 	if err != nil {
@@ -177,11 +217,98 @@ func (c *Client) start(ctx context.Context) error {
 	c.mu.Lock()
 	c.info = info
 	c.handshaking = false
+	c.recomputeLocked(false)
 	c.mu.Unlock()
-	c.probeShell(ctx)
+	if st != StateIdle {
+		// Nothing outside the protocol could tell: the shell probe finds a running cell.
+		c.probeShell(ctx)
+	}
 	c.wg.Add(1)
 	go c.supervise()
 	return nil
+}
+
+// passiveState is the kernel's state as seen without sending it anything: busy when IOPub
+// showed another client's request starting and not ending, else what the observer says
+// (StateUnknown without one, after a short look at IOPub).
+func (c *Client) passiveState(ctx context.Context) State {
+	st := StateUnknown
+	if c.observe != nil {
+		st = c.observe(ctx)
+	} else {
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	c.mu.Lock()
+	others := c.busyOthers
+	if c.busy[awaitKey] {
+		others--
+	}
+	c.mu.Unlock()
+	if others > 0 {
+		return StateBusy
+	}
+	return st
+}
+
+// handshakeWhenIdle completes a connection made while the kernel was busy: it looks at the
+// kernel until it is no longer seen busy, then sends the handshake. A reconnect (new
+// transport generation) takes over from it.
+func (c *Client) handshakeWhenIdle(tr transport, gen int) {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		c.mu.Lock()
+		stale := c.gen != gen || c.closed || c.dead
+		c.mu.Unlock()
+		if stale {
+			return
+		}
+		st := c.passiveState(c.life)
+		if st == StateBusy {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(c.life, 10*time.Second)
+		info, err := c.handshake(ctx, tr, gen)
+		cancel()
+		if err != nil {
+			continue
+		}
+		c.mu.Lock()
+		if c.gen != gen || c.closed {
+			c.mu.Unlock()
+			return
+		}
+		c.info = info
+		c.handshaking = false
+		c.awaiting = false
+		if c.busy[awaitKey] {
+			delete(c.busy, awaitKey)
+			c.busyOthers--
+		}
+		c.recomputeLocked(false)
+		c.mu.Unlock()
+		if st != StateIdle {
+			pctx, pcancel := context.WithTimeout(c.life, time.Second)
+			c.probeShell(pctx)
+			pcancel()
+		}
+		return
+	}
+}
+
+// AwaitingIdle reports that the client is connected but has sent the kernel nothing yet:
+// the kernel was running a cell when we came, and the handshake waits for it to end.
+func (c *Client) AwaitingIdle() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.awaiting
 }
 
 // genSink routes a transport's input to the client, tagged with its generation.
@@ -214,6 +341,7 @@ func (c *Client) openTransport(ctx context.Context) (transport, int, error) {
 	// Statuses seen on the old connection are void: the new one reports afresh.
 	c.busy = map[string]bool{}
 	c.busyOthers = 0
+	c.awaiting = false
 	c.handshaking = true
 	c.mu.Unlock()
 	if old != nil {
