@@ -1,0 +1,521 @@
+package lsp
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/premortem/premortem/kernelclient"
+)
+
+// This file is kernel attachment: connecting documents to a kernel (a connection file, a
+// Jupyter Server kernel, or discovery), following the kernel's events, and following the
+// kernel through deaths and restarts.
+
+// attachment is one kernel connection, possibly shared by several documents.
+type attachment struct {
+	k     kernelclient.Kernel
+	label string // where it came from, for messages: a connection file path, "... (found by vscode)"
+	name  string // short display name for the status bar
+	file  string // connection file or server kernel URL
+	stop  context.CancelFunc
+
+	mu sync.Mutex
+	// detail is the status tooltip line.
+	detail string
+	// count is the kernel's latest known execution count: cached facts taken at an older
+	// count are stale.
+	count int
+	// waitingIdle is set when a check found the kernel busy: the next idle event
+	// reschedules.
+	waitingIdle bool
+	dead        string
+}
+
+func (a *attachment) isDead() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.dead != ""
+}
+
+func (a *attachment) executionCount() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.count
+}
+
+func (a *attachment) sawCount(n int) {
+	a.mu.Lock()
+	if n > a.count {
+		a.count = n
+	}
+	a.mu.Unlock()
+}
+
+// attachOrigin says who asked for an attachment: it decides how loudly a failure is
+// reported.
+type attachOrigin int
+
+const (
+	// originAuto: discovery on open or after a run; failures go to the status only.
+	originAuto attachOrigin = iota
+	// originSetting: premortem.kernel.connectionFile; failures are also shown once.
+	originSetting
+	// originCommand: the attach command; failures are its error response.
+	originCommand
+	// originRetry: discovery again after a run; like originAuto without "connecting".
+	originRetry
+)
+
+// documentOpened reports the new document's status and, when the settings ask for it,
+// attaches to the notebook's kernel in the background.
+func (rt *runtimeLayer) documentOpened(d *document) {
+	settings := rt.s.currentSettings()
+	if d.percent {
+		if hasPercentMarkers(d.text) {
+			rt.setStatus(KernelStatus{URI: d.uri, State: StatusNone, Detail: "percent-format file: static checks only (no kernel is attached to .py files)"})
+		}
+		return
+	}
+	if !settings.Kernel.AutoAttach && settings.Kernel.ConnectionFile == "" {
+		rt.setStatus(KernelStatus{URI: d.uri, State: StatusNone, Detail: "no kernel — static checks only; " + attachHint})
+		return
+	}
+	origin := originAuto
+	if settings.Kernel.ConnectionFile != "" {
+		origin = originSetting
+	}
+	rt.attachInBackground([]*document{d}, settings.Kernel.ConnectionFile, origin)
+}
+
+// attachInBackground attaches documents without blocking the caller (the read goroutine):
+// it reports "connecting" at once, then the outcome.
+func (rt *runtimeLayer) attachInBackground(docs []*document, connectionFile string, origin attachOrigin) {
+	if len(docs) == 0 {
+		return
+	}
+	if connectionFile == "" {
+		rt.mu.Lock()
+		for _, d := range docs {
+			rt.lastDiscovery[d.uri] = time.Now()
+		}
+		rt.mu.Unlock()
+	}
+	go func() {
+		defer rt.recoverTo("attaching a kernel")
+		ctx, cancel := context.WithTimeout(rt.s.ctx, attachTimeout)
+		defer cancel()
+		_, _ = rt.attach(ctx, docs, connectionFile, origin)
+	}()
+}
+
+// attachFailed reports a failed attach on the documents' status: state "none" when
+// discovery found no kernel for the notebook (the usual case before the user starts
+// one), else "error". A failure to attach to a configured connection file is also shown
+// once with showMessage.
+func (rt *runtimeLayer) attachFailed(docs []*document, connectionFile string, err error, origin attachOrigin) {
+	state, detail := StatusError, err.Error()
+	if connectionFile == "" && errNoMatch(err) {
+		state, detail = StatusNone, "no kernel — static checks only ("+err.Error()+")"
+	}
+	rt.s.tracef("no kernel for %d document(s): %v", len(docs), err)
+	if origin == originRetry {
+		return // the status from the first attempt stands
+	}
+	// Shown before the status, so a client that has the status has the message too.
+	if origin == originSetting {
+		rt.mu.Lock()
+		shown := rt.shownErrors[err.Error()]
+		rt.shownErrors[err.Error()] = true
+		rt.mu.Unlock()
+		if !shown {
+			rt.s.showf(protocol.MessageTypeWarning, "%v (premortem.kernel.connectionFile); static checks only until a kernel is attached", err)
+		}
+	}
+	rt.sendStatus(func() []KernelStatus {
+		var out []KernelStatus
+		for _, d := range docs {
+			if rt.s.doc(d.uri) != d {
+				continue // closed meanwhile
+			}
+			rt.mu.Lock()
+			a := rt.att[d.uri]
+			rt.mu.Unlock()
+			if a != nil && !a.isDead() {
+				// A failed re-attach: the earlier kernel stays; show it again in place
+				// of "connecting".
+				out = append(out, a.status(d.uri, shownState(a.k.State())))
+				continue
+			}
+			out = append(out, KernelStatus{URI: d.uri, State: state, ConnectionFile: connectionFile, Detail: detail})
+		}
+		return out
+	})
+}
+
+// documentClosed detaches the document (the kernel connection closes when no document
+// uses it any more) and reports it detached.
+func (rt *runtimeLayer) documentClosed(d *document) {
+	rt.detach(d)
+	rt.mu.Lock()
+	_, reported := rt.lastStatus[d.uri]
+	rt.mu.Unlock()
+	if reported {
+		rt.setStatus(KernelStatus{URI: d.uri, State: StatusNone, Detail: "closed"})
+	}
+	rt.mu.Lock()
+	delete(rt.lastStatus, d.uri)
+	delete(rt.lastDiscovery, d.uri)
+	rt.mu.Unlock()
+}
+
+// detach removes the document's attachment, closing the kernel connection when no other
+// document uses it, and forgets what the kernel layers knew.
+func (rt *runtimeLayer) detach(d *document) {
+	rt.mu.Lock()
+	a := rt.att[d.uri]
+	delete(rt.att, d.uri)
+	inUse := false
+	for _, other := range rt.att {
+		if other == a {
+			inUse = true
+		}
+	}
+	rt.mu.Unlock()
+	if a != nil && !inUse {
+		a.close()
+	}
+	d.rmu.Lock()
+	d.layers = map[string]*cellLayers{}
+	d.namespace = nil
+	d.rmu.Unlock()
+}
+
+// detachAll detaches every notebook (the user turned off both the connection file and
+// auto-attach: the extension's "Detach" choice).
+func (rt *runtimeLayer) detachAll() {
+	for _, d := range rt.s.notebooks() {
+		rt.mu.Lock()
+		attached := rt.att[d.uri] != nil
+		rt.mu.Unlock()
+		if !attached {
+			continue
+		}
+		rt.detach(d)
+		rt.setStatus(KernelStatus{URI: d.uri, State: StatusNone, Detail: "detached — static checks only; " + attachHint})
+		rt.s.schedule(d)
+	}
+}
+
+func (a *attachment) close() {
+	if a.stop != nil {
+		a.stop()
+	}
+	_ = a.k.Close()
+}
+
+// attachAllFromSetting attaches every open notebook to the kernel of the
+// premortem.kernel.connectionFile setting.
+func (rt *runtimeLayer) attachAllFromSetting() {
+	path := rt.s.currentSettings().Kernel.ConnectionFile
+	rt.mu.Lock()
+	rt.shownErrors = map[string]bool{} // a new explicit choice: report its failure again
+	rt.mu.Unlock()
+	rt.attachInBackground(rt.s.notebooks(), path, originSetting)
+}
+
+// attachUnattached starts discovery for the notebooks without a kernel (auto-attach was
+// turned on).
+func (rt *runtimeLayer) attachUnattached() {
+	for _, d := range rt.s.notebooks() {
+		rt.mu.Lock()
+		a := rt.att[d.uri]
+		rt.mu.Unlock()
+		if a == nil || a.isDead() {
+			rt.attachInBackground([]*document{d}, "", originAuto)
+		}
+	}
+}
+
+// attach connects to a kernel (the connection file or server kernel URL when given, else
+// discovery for the first document) and attaches the documents to it. It reports
+// "connecting", then the attached kernel or the failure, on the documents' status.
+func (rt *runtimeLayer) attach(ctx context.Context, docs []*document, connectionFile string, origin attachOrigin) (*attachment, error) {
+	connecting := KernelStatus{State: StatusConnecting, ConnectionFile: connectionFile, Detail: "looking for the kernel of this notebook"}
+	if connectionFile != "" {
+		connecting.Kernel = filepath.Base(connectionFile)
+		connecting.Detail = "connecting to " + connectionFile
+	}
+	if origin != originRetry {
+		rt.sendStatus(func() []KernelStatus {
+			out := make([]KernelStatus, 0, len(docs))
+			for _, d := range docs {
+				st := connecting
+				st.URI = d.uri
+				out = append(out, st)
+			}
+			return out
+		})
+	}
+	var (
+		c   *connected
+		err error
+	)
+	if connectionFile != "" {
+		c, err = rt.connectTarget(ctx, connectionFile)
+	} else {
+		var nbPath string
+		if len(docs) > 0 {
+			nbPath = notebookPath(docs[0].uri)
+		}
+		c, err = rt.discover(ctx, nbPath)
+	}
+	if err != nil {
+		rt.attachFailed(docs, connectionFile, err, origin)
+		return nil, err
+	}
+	if origin == originAuto || origin == originRetry {
+		// An explicit attach that finished while discovery ran wins.
+		var free []*document
+		for _, d := range docs {
+			if rt.attachmentFor(d) == nil {
+				free = append(free, d)
+			}
+		}
+		if len(free) == 0 {
+			_ = c.k.Close()
+			return rt.attachmentFor(docs[0]), nil
+		}
+		docs = free
+	}
+	switch origin {
+	case originSetting:
+		c.detail = joinDetail("from premortem.kernel.connectionFile", c.detail)
+	case originCommand:
+		c.detail = joinDetail("attached with 'premortem: Attach to Kernel'", c.detail)
+	}
+	return rt.adopt(c, docs), nil
+}
+
+func joinDetail(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + "; " + b
+}
+
+// adopt attaches documents to an already connected kernel and starts following its
+// events (which reports the attachment's status). Tests use it with launched kernels.
+func (rt *runtimeLayer) adopt(c *connected, docs []*document) *attachment {
+	ctx, cancel := context.WithCancel(rt.s.ctx)
+	if c.name == "" {
+		c.name = filepath.Base(c.file)
+	}
+	if c.label == "" {
+		c.label = c.file
+	}
+	a := &attachment{k: c.k, label: c.label, name: c.name, file: c.file, detail: c.detail, stop: cancel}
+	var old []*attachment
+	rt.mu.Lock()
+	if rt.closed {
+		rt.mu.Unlock()
+		cancel()
+		_ = c.k.Close()
+		return a
+	}
+	for _, d := range docs {
+		if prev := rt.att[d.uri]; prev != nil && prev != a {
+			old = append(old, prev)
+		}
+		rt.att[d.uri] = a
+	}
+	for _, o := range old {
+		still := false
+		for _, x := range rt.att {
+			if x == o {
+				still = true
+			}
+		}
+		if still {
+			continue
+		}
+		defer o.close()
+	}
+	rt.mu.Unlock()
+	// The first status goes out before follow starts, so a busy/idle change it reports
+	// always comes after.
+	first := shownState(c.k.State())
+	rt.sendAttachmentStatus(a, first)
+	go rt.follow(ctx, a, first)
+	rt.s.showf(protocol.MessageTypeInfo, "attached to kernel %s", a.label)
+	for _, d := range docs {
+		d.rmu.Lock()
+		d.layers = map[string]*cellLayers{}
+		d.rmu.Unlock()
+		rt.s.schedule(d)
+	}
+	return a
+}
+
+// markDead records that the kernel is lost and reports it, once.
+func (rt *runtimeLayer) markDead(a *attachment, reason string) bool {
+	a.mu.Lock()
+	first := a.dead == ""
+	if first {
+		a.dead = reason
+	}
+	a.mu.Unlock()
+	if first {
+		rt.sendAttachmentStatus(a, StatusDead)
+	}
+	return first
+}
+
+// follow reacts to what happens on the kernel: a user's run makes every cached fact stale,
+// an idle kernel lets a deferred check go on, a restart or death drops what was known.
+// It also reports the kernel's busy/idle state after shown, the one adopt reported
+// (coalesced: at most one per
+// statusInterval; premortem's own requests are not shown as busy).
+func (rt *runtimeLayer) follow(ctx context.Context, a *attachment, shown string) {
+	defer rt.recoverTo("following kernel events")
+	events := a.k.Events()
+	var co stateCoalescer
+	co.sent(shown, time.Now())
+	defer co.stop()
+	for {
+		var ev kernelclient.Event
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return
+		case <-co.timerC():
+			if st := co.fire(time.Now()); st != "" {
+				rt.sendAttachmentStatus(a, st)
+			}
+			continue
+		case ev, ok = <-events:
+			if !ok {
+				return
+			}
+		}
+		show := func(state string) {
+			if st := co.want(state, time.Now()); st != "" {
+				rt.sendAttachmentStatus(a, st)
+			}
+		}
+		switch ev.Kind {
+		case kernelclient.EventExecuteInput:
+			if !ev.Ours {
+				show(StatusBusy)
+			}
+		case kernelclient.EventExecuteReply:
+			if ev.Ours {
+				continue
+			}
+			a.sawCount(ev.ExecutionCount)
+			rt.rescheduleFor(a, false)
+		case kernelclient.EventStatus:
+			switch ev.State {
+			case kernelclient.StateBusy:
+				if !ev.Ours {
+					show(StatusBusy)
+				}
+			case kernelclient.StateIdle:
+				show(StatusIdle)
+			}
+			if ev.State != kernelclient.StateIdle {
+				continue
+			}
+			a.mu.Lock()
+			waiting := a.waitingIdle
+			a.waitingIdle = false
+			a.mu.Unlock()
+			if waiting {
+				rt.rescheduleFor(a, false)
+			}
+		case kernelclient.EventRestart:
+			a.mu.Lock()
+			a.count = 0
+			a.detail = "the kernel restarted; re-checking"
+			a.mu.Unlock()
+			st := shownState(a.k.State())
+			co.sent(st, time.Now())
+			rt.sendAttachmentStatus(a, st)
+			rt.s.showf(protocol.MessageTypeInfo, "kernel %s restarted; re-checking", a.label)
+			rt.rescheduleFor(a, true)
+		case kernelclient.EventDead:
+			co.stop()
+			if rt.markDead(a, "the kernel stopped responding") {
+				rt.s.showf(protocol.MessageTypeWarning, "kernel %s stopped responding; runtime checks are off until you attach again: %s", a.label, attachHint)
+			}
+			rt.rescheduleFor(a, true)
+			return
+		}
+	}
+}
+
+// rescheduleFor starts a new pass for every document attached to a; forget drops what
+// the kernel layers knew.
+func (rt *runtimeLayer) rescheduleFor(a *attachment, forget bool) {
+	rt.mu.Lock()
+	var uris []string
+	for uri, x := range rt.att {
+		if x == a {
+			uris = append(uris, uri)
+		}
+	}
+	rt.mu.Unlock()
+	for _, uri := range uris {
+		d := rt.s.doc(uri)
+		if d == nil {
+			continue
+		}
+		if forget {
+			d.rmu.Lock()
+			d.layers = map[string]*cellLayers{}
+			d.namespace = nil
+			d.rmu.Unlock()
+		}
+		rt.s.schedule(d)
+	}
+}
+
+// cellsRan is told that the client reported finished runs (executionSummary).
+func (rt *runtimeLayer) cellsRan(d *document) {
+	a := rt.attachmentFor(d)
+	if a == nil {
+		rt.maybeRediscover(d)
+		return
+	}
+	max := 0
+	rt.s.mu.Lock()
+	for _, c := range d.nb.Cells {
+		if c.ExecutionOrder > max {
+			max = c.ExecutionOrder
+		}
+	}
+	rt.s.mu.Unlock()
+	a.sawCount(max)
+}
+
+// maybeRediscover looks for the kernel of a notebook that has none when the client
+// reports a run (the user has started a kernel since the notebook opened), at most once
+// per rediscoverEvery.
+func (rt *runtimeLayer) maybeRediscover(d *document) {
+	settings := rt.s.currentSettings()
+	if d.percent || !settings.Kernel.AutoAttach || settings.Kernel.ConnectionFile != "" {
+		return
+	}
+	rt.mu.Lock()
+	a := rt.att[d.uri]
+	attached := a != nil && !a.isDead()
+	recent := time.Since(rt.lastDiscovery[d.uri]) < rt.rediscoverEvery
+	rt.mu.Unlock()
+	if attached || recent {
+		return
+	}
+	rt.attachInBackground([]*document{d}, "", originRetry)
+}
