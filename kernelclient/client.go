@@ -610,6 +610,15 @@ func (c *Client) handleIOPub(m *Message) {
 		}
 		c.mu.Unlock()
 		c.events.push(Event{Kind: EventExecuteInput, State: StateBusy, ExecutionCount: in.Count, Code: in.Code, Ours: ours})
+	case "shutdown_reply":
+		// ipykernel publishes its shutdown_reply on IOPub too: with restart set, a restart
+		// is under way (jupyter_client's restart_kernel), whoever asked for it.
+		var sr struct {
+			Restart bool `json:"restart"`
+		}
+		if json.Unmarshal(m.Content, &sr) == nil && sr.Restart {
+			c.events.push(Event{Kind: EventStatus, State: StateStarting})
+		}
 	case "error":
 		var e struct {
 			Ename     string   `json:"ename"`

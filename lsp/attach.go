@@ -2,7 +2,9 @@ package lsp
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,7 +35,32 @@ type attachment struct {
 	// reschedules.
 	waitingIdle bool
 	dead        string
+	// baseDetail is detail as attached; detail says more for a while (waiting for idle,
+	// restarted) and goes back to it.
+	baseDetail string
+	// awaitingIdle: the kernel ran a cell when we attached and has been sent nothing yet
+	// (kernelclient's deferred handshake); the next idle ends it.
+	awaitingIdle bool
+	// reattaching is set while reattach looks for the notebook's new kernel.
+	reattaching bool
+	// shadow keeps an explicit shadow run from being cancelled by an automatic one.
+	shadow shadowGate
+	// pendingShadow are the cells whose shadow run was asked for while the kernel was
+	// busy: they run at the next idle.
+	pendingShadow []string
 }
+
+// awaiter is what a kernelclient.Client says about a handshake deferred because the
+// kernel was busy at attach (kernelclient.Client.AwaitingIdle).
+type awaiter interface{ AwaitingIdle() bool }
+
+// Status details of the steps through a restart and a busy attach.
+const (
+	detailAwaitingIdle = "waiting for the kernel to be idle: your cell is running, and premortem sends nothing to a busy kernel"
+	detailRestarting   = "kernel restarted: re-attaching"
+	detailWaitKernel   = "waiting for the kernel"
+	detailRestarted    = "the kernel restarted: runtime checks use the new kernel's state (run your setup cells again)"
+)
 
 func (a *attachment) isDead() bool {
 	a.mu.Lock()
@@ -317,7 +344,11 @@ func (rt *runtimeLayer) adopt(c *connected, docs []*document) *attachment {
 	if c.label == "" {
 		c.label = c.file
 	}
-	a := &attachment{k: c.k, label: c.label, name: c.name, file: c.file, detail: c.detail, stop: cancel}
+	a := &attachment{k: c.k, label: c.label, name: c.name, file: c.file, detail: c.detail, baseDetail: c.detail, stop: cancel}
+	if w, ok := c.k.(awaiter); ok && w.AwaitingIdle() {
+		a.awaitingIdle = true
+		a.detail = joinDetail(detailAwaitingIdle, c.detail)
+	}
 	var old []*attachment
 	rt.mu.Lock()
 	if rt.closed {
@@ -360,7 +391,11 @@ func (rt *runtimeLayer) adopt(c *connected, docs []*document) *attachment {
 	return a
 }
 
-// markDead records that the kernel is lost and reports it, once.
+// markDead records that the kernel is lost and reports it, once per death: the status,
+// and always one visible message (whichever notices first, the heartbeat or a request
+// that failed, reports it; the other finds it reported). A kernel that comes back (the
+// same connection file answers again, or discovery finds the notebook's new kernel) is
+// re-attached by follow and reattach.
 func (rt *runtimeLayer) markDead(a *attachment, reason string) bool {
 	a.mu.Lock()
 	first := a.dead == ""
@@ -370,6 +405,7 @@ func (rt *runtimeLayer) markDead(a *attachment, reason string) bool {
 	a.mu.Unlock()
 	if first {
 		rt.sendAttachmentStatus(a, StatusDead)
+		rt.s.showf(protocol.MessageTypeWarning, "kernel %s stopped responding (%s); runtime checks are off until it comes back: premortem re-attaches by itself when the kernel restarts, or %s", a.label, reason, attachHint)
 	}
 	return first
 }
@@ -416,6 +452,7 @@ func (rt *runtimeLayer) follow(ctx context.Context, a *attachment, shown string)
 				continue
 			}
 			a.sawCount(ev.ExecutionCount)
+			rt.ranInKernel(a, ev.Code)
 			rt.rescheduleFor(a, false)
 		case kernelclient.EventStatus:
 			switch ev.State {
@@ -424,10 +461,36 @@ func (rt *runtimeLayer) follow(ctx context.Context, a *attachment, shown string)
 					show(StatusBusy)
 				}
 			case kernelclient.StateIdle:
-				show(StatusIdle)
+				a.mu.Lock()
+				ended := a.awaitingIdle
+				a.awaitingIdle = false
+				if ended {
+					a.detail = a.baseDetail
+				}
+				a.mu.Unlock()
+				if ended {
+					// The deferred handshake is done: the kernel can be checked now.
+					co.sent(StatusIdle, time.Now())
+					rt.sendAttachmentStatus(a, StatusIdle)
+					rt.rescheduleFor(a, true)
+				} else {
+					show(StatusIdle)
+				}
+			case kernelclient.StateStarting:
+				// IOPub "starting" (a new kernel process on our ports) or a shutdown_reply
+				// with restart: a restart is under way.
+				co.sent(StatusConnecting, time.Now())
+				rt.sendRestarting(a)
+				continue
 			}
 			if ev.State != kernelclient.StateIdle {
 				continue
+			}
+			a.mu.Lock()
+			pending := len(a.pendingShadow) > 0
+			a.mu.Unlock()
+			if pending {
+				go rt.runPendingShadows(a)
 			}
 			a.mu.Lock()
 			waiting := a.waitingIdle
@@ -437,22 +500,30 @@ func (rt *runtimeLayer) follow(ctx context.Context, a *attachment, shown string)
 				rt.rescheduleFor(a, false)
 			}
 		case kernelclient.EventRestart:
-			a.mu.Lock()
-			a.count = 0
-			a.detail = "the kernel restarted; re-checking"
-			a.mu.Unlock()
+			// A new kernel session on the same connection: the kernel restarted (through
+			// jupyter_client or a Jupyter Server, or killed and started again on the same
+			// ports). Everything known about the old one is dropped.
+			rt.sendRestarting(a)
+			rt.kernelRestarted(a)
 			st := shownState(a.k.State())
+			if st != StatusIdle {
+				a.mu.Lock()
+				a.detail = joinDetail(detailWaitKernel, a.baseDetail)
+				a.mu.Unlock()
+			}
 			co.sent(st, time.Now())
 			rt.sendAttachmentStatus(a, st)
-			rt.s.showf(protocol.MessageTypeInfo, "kernel %s restarted; re-checking", a.label)
-			rt.rescheduleFor(a, true)
+			rt.s.showf(protocol.MessageTypeInfo, "kernel %s restarted; premortem re-attached to it (run your setup cells again: runtime checks use the new kernel's state)", a.label)
 		case kernelclient.EventDead:
 			co.stop()
-			if rt.markDead(a, "the kernel stopped responding") {
-				rt.s.showf(protocol.MessageTypeWarning, "kernel %s stopped responding; runtime checks are off until you attach again: %s", a.label, attachHint)
-			}
-			rt.rescheduleFor(a, true)
-			return
+			rt.markDead(a, "the kernel stopped responding")
+			rt.forgetKernel(a)
+			// Keep following: the client reconnects to the same connection file for as long
+			// as it is open, and a kernel started again on it comes back as EventRestart.
+			// Meanwhile discovery looks for the notebook's new kernel (VS Code restarts a
+			// kernel on new ports with a new connection file; a Jupyter Server session may
+			// point to a new kernel).
+			go rt.reattach(ctx, a)
 		}
 	}
 }
@@ -493,8 +564,9 @@ func (rt *runtimeLayer) cellsRan(d *document) {
 	max := 0
 	rt.s.mu.Lock()
 	for _, c := range d.nb.Cells {
-		if c.ExecutionOrder > max {
-			max = c.ExecutionOrder
+		// A run from before a restart says nothing of the new kernel's count.
+		if o := d.currentRun(c); o > max {
+			max = o
 		}
 	}
 	rt.s.mu.Unlock()
@@ -518,4 +590,166 @@ func (rt *runtimeLayer) maybeRediscover(d *document) {
 		return
 	}
 	rt.attachInBackground([]*document{d}, "", originRetry)
+}
+
+// sendRestarting reports the first step of following a restart.
+func (rt *runtimeLayer) sendRestarting(a *attachment) {
+	rt.sendStatus(func() []KernelStatus {
+		var out []KernelStatus
+		for _, uri := range rt.urisOf(a) {
+			out = append(out, KernelStatus{URI: uri, State: StatusConnecting, Kernel: a.name, ConnectionFile: a.file, Detail: detailRestarting})
+		}
+		return out
+	})
+}
+
+// kernelRestarted revives a after its kernel restarted on the same connection and resets
+// what the documents know to the new kernel's: an empty namespace, execution count 0, no
+// cached facts (a cached answer keyed by an execution count of the old kernel would
+// collide with the new kernel's counts, which start again at 1), and an executed history
+// without the runs of the old kernel.
+func (rt *runtimeLayer) kernelRestarted(a *attachment) {
+	a.mu.Lock()
+	a.count = 0
+	a.dead = ""
+	a.waitingIdle = false
+	a.detail = joinDetail(detailRestarted, a.baseDetail)
+	a.mu.Unlock()
+	rt.forgetKernel(a)
+}
+
+// forgetKernel drops what a's documents know of the kernel (it died or restarted) and
+// starts new passes: the cells' runs so far belong to the old kernel.
+func (rt *runtimeLayer) forgetKernel(a *attachment) {
+	for _, uri := range rt.urisOf(a) {
+		d := rt.s.doc(uri)
+		if d == nil {
+			continue
+		}
+		rt.s.mu.Lock()
+		d.kernelRestartedLocked()
+		rt.s.mu.Unlock()
+		rt.s.schedule(d)
+	}
+}
+
+// ranInKernel is told that the user ran code in a's kernel: a cell with that text whose
+// run predates a restart is part of the new kernel's history again (its execution order
+// may even be the same as before the restart, so the order alone cannot tell).
+func (rt *runtimeLayer) ranInKernel(a *attachment, code string) {
+	a.mu.Lock()
+	restarted := a.detail != a.baseDetail && !a.awaitingIdle
+	if restarted {
+		a.detail = a.baseDetail
+	}
+	a.mu.Unlock()
+	for _, uri := range rt.urisOf(a) {
+		if d := rt.s.doc(uri); d != nil {
+			rt.s.mu.Lock()
+			d.ranInKernelLocked(code)
+			rt.s.mu.Unlock()
+		}
+	}
+}
+
+// reattachEvery is the time between two discoveries while an attached kernel is lost.
+const reattachEvery = 2 * time.Second
+
+// reattach looks for the new kernel of a's notebooks while a is dead, and attaches them
+// to it: VS Code restarts a kernel on new ports with a new connection file, and a Jupyter
+// Server session may point to a new kernel. It stops when a comes back by itself (the
+// same connection file answers again: follow's EventRestart), when a is replaced or
+// closed, or when auto-attach is off (a kernel chosen by hand is only followed on its own
+// connection).
+func (rt *runtimeLayer) reattach(ctx context.Context, a *attachment) {
+	defer rt.recoverTo("re-attaching a restarted kernel")
+	a.mu.Lock()
+	if a.reattaching {
+		a.mu.Unlock()
+		return
+	}
+	a.reattaching = true
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		a.reattaching = false
+		a.mu.Unlock()
+	}()
+	every := rt.reattachEvery
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+		settings := rt.s.currentSettings()
+		if !a.isDead() || !settings.Kernel.AutoAttach || settings.Kernel.ConnectionFile != "" {
+			return
+		}
+		var docs []*document
+		nbPath := ""
+		for _, uri := range rt.urisOf(a) {
+			if d := rt.s.doc(uri); d != nil && !d.percent {
+				docs = append(docs, d)
+				if nbPath == "" {
+					nbPath = notebookPath(uri)
+				}
+			}
+		}
+		if nbPath == "" {
+			return
+		}
+		dctx, cancel := context.WithTimeout(ctx, attachTimeout)
+		c, err := rt.discover(dctx, nbPath)
+		cancel()
+		if err != nil {
+			rt.s.tracef("re-attach %s: %v", nbPath, err)
+			continue
+		}
+		if !a.isDead() || ctx.Err() != nil {
+			_ = c.k.Close()
+			return
+		}
+		c.detail = joinDetail("re-attached after the kernel restarted", c.detail)
+		rt.adopt(c, docs)
+		return
+	}
+}
+
+// shadowWhenIdle remembers a shadow run the user asked for while the kernel ran a cell;
+// follow makes it when the kernel is idle and shows its outcome. It returns the command's
+// answer.
+func (rt *runtimeLayer) shadowWhenIdle(a *attachment, cellURI string) string {
+	a.mu.Lock()
+	if !slices.Contains(a.pendingShadow, cellURI) {
+		a.pendingShadow = append(a.pendingShadow, cellURI)
+	}
+	a.mu.Unlock()
+	// The idle event may have come between the busy state and now.
+	if a.k.State() == kernelclient.StateIdle {
+		go rt.runPendingShadows(a)
+	}
+	return shadowBusyAnswer
+}
+
+// runPendingShadows makes the shadow runs asked for while the kernel was busy.
+func (rt *runtimeLayer) runPendingShadows(a *attachment) {
+	defer rt.recoverTo("running a deferred shadow run")
+	a.mu.Lock()
+	uris := a.pendingShadow
+	a.pendingShadow = nil
+	a.mu.Unlock()
+	for _, uri := range uris {
+		ctx, cancel := context.WithTimeout(rt.s.ctx, rt.s.currentSettings().Shadow.Timeout.D()+attachTimeout)
+		msg, err := rt.s.explicitShadow(ctx, a, uri)
+		cancel()
+		switch {
+		case errors.Is(err, kernelclient.ErrBusy):
+			rt.shadowWhenIdle(a, uri) // busy again (the next cell of a run-all): wait again
+		case err != nil:
+			rt.s.showf(protocol.MessageTypeWarning, "shadow run of the cell asked for while the kernel was busy: %v", err)
+		default:
+			rt.s.showf(protocol.MessageTypeInfo, "shadow run of the cell (asked for while the kernel was busy): %s", msg)
+		}
+	}
 }

@@ -58,13 +58,15 @@ type runtimeLayer struct {
 	discover func(ctx context.Context, nbPath string) (*connected, error)
 	// rediscoverEvery is rediscoverEvery (tests shorten it).
 	rediscoverEvery time.Duration
+	// reattachEvery is reattachEvery (tests shorten it).
+	reattachEvery time.Duration
 }
 
 func newRuntimeLayer(s *Server) *runtimeLayer {
 	rt := &runtimeLayer{
 		s: s, att: map[string]*attachment{}, lastStatus: map[string]KernelStatus{},
 		shownErrors: map[string]bool{}, lastDiscovery: map[string]time.Time{}, llm: newLLMLayer(s),
-		rediscoverEvery: rediscoverEvery,
+		rediscoverEvery: rediscoverEvery, reattachEvery: reattachEvery,
 	}
 	rt.discover = rt.discoverKernel
 	return rt
@@ -143,7 +145,13 @@ func (rt *runtimeLayer) check(ctx context.Context, p *pass, res *analysis.Result
 		return
 	}
 	if a != nil && settings.Shadow.Mode != ShadowOff {
-		rt.shadow(ctx, p, a, res, focus, settings.Shadow.Mode)
+		// An explicit shadow run (the shadowRun command) takes precedence over this
+		// automatic one: it is not started while one runs, and is cancelled when one
+		// starts (shadowGate).
+		if sctx, done, ok := a.shadow.beginAuto(ctx); ok {
+			rt.shadow(sctx, p, a, res, focus, settings.Shadow.Mode)
+			done()
+		}
 	}
 	if rt.llm.active(settings) && ctx.Err() == nil {
 		rt.llm.predict(ctx, p, a, res, focus)
@@ -191,6 +199,7 @@ func (rt *runtimeLayer) inspectAndCheck(ctx context.Context, p *pass, a *attachm
 		return false
 	}
 	count := a.executionCount()
+	epoch := d.kernelEpoch()
 	seen := map[string]bool{}
 	var names []string
 	for _, c := range cells {
@@ -210,14 +219,17 @@ func (rt *runtimeLayer) inspectAndCheck(ctx context.Context, p *pass, a *attachm
 	case errors.Is(err, kernelclient.ErrBusy):
 		rt.waitIdle(a)
 		return false
-	case errors.Is(err, kernelclient.ErrDead), errors.Is(err, kernelclient.ErrClosed):
-		if rt.markDead(a, err.Error()) && !errors.Is(err, kernelclient.ErrClosed) {
-			rt.s.logf(protocol.MessageTypeWarning, "runtime checks stopped: %v", err)
-		}
+	case errors.Is(err, kernelclient.ErrClosed), errors.Is(err, kernelclient.ErrRestarted):
+		// Detached, or the kernel restarted under the request: follow handles both.
+		return false
+	case errors.Is(err, kernelclient.ErrDead):
+		// markDead shows the one visible message of this death, whether the heartbeat or
+		// this request noticed first.
+		rt.markDead(a, "it died during an inspection: "+err.Error())
 		return false
 	default:
 		for _, c := range cells {
-			d.updateLayers(c, func(l *cellLayers) {
+			d.updateLayersAt(c, epoch, func(l *cellLayers) {
 				l.checked, l.runID, l.notes = true, count, []string{"runtime facts unavailable: " + err.Error()}
 			})
 		}
@@ -245,10 +257,12 @@ func (rt *runtimeLayer) inspectAndCheck(ctx context.Context, p *pass, a *attachm
 		cellEnv.Cell, cellEnv.HasCell = p.snap.Index(c.ID), true
 		fs := rules.Check(c.ID, res.Facts[c.ID], &cellEnv)
 		total += len(fs)
-		d.updateLayers(c, func(l *cellLayers) {
+		if !d.updateLayersAt(c, epoch, func(l *cellLayers) {
 			l.inspection, l.rules, l.checked = insp, fs, true
 			l.runID = max(count, insp.ExecutionCount)
-		})
+		}) {
+			return false // the kernel restarted: these facts are the old kernel's
+		}
 	}
 	rt.s.tracef("rules for %d cell(s) of %s: %d finding(s), facts as of run %d, %v", len(cells), d.uri, total, insp.ExecutionCount, time.Since(start).Round(time.Microsecond))
 	if rt.s.setNamespace(ctx, p, insp.Namespace) {
@@ -289,9 +303,17 @@ func (rt *runtimeLayer) waitIdle(a *attachment) {
 
 // shadow runs the focus cell in a forked kernel, unless its cached result is current.
 func (rt *runtimeLayer) shadow(ctx context.Context, p *pass, a *attachment, res *analysis.Result, c *notebook.Cell, mode string) *facts.ShadowResult {
+	r, _ := rt.shadowErr(ctx, p, a, res, c, mode)
+	return r
+}
+
+// shadowErr is shadow that also returns why there is no result (the shadowRun command
+// tells the user: a busy kernel, a dead one).
+func (rt *runtimeLayer) shadowErr(ctx context.Context, p *pass, a *attachment, res *analysis.Result, c *notebook.Cell, mode string) (*facts.ShadowResult, error) {
 	count := a.executionCount()
+	epoch := p.d.kernelEpoch()
 	if l := p.d.layersFor(c); l != nil && l.shadow != nil && l.shadowRun >= count && !p.force {
-		return l.shadow
+		return l.shadow, nil
 	}
 	j := rt.judgeFor(a, p.settings, mode)
 	cf := res.Facts[c.ID]
@@ -300,21 +322,27 @@ func (rt *runtimeLayer) shadow(ctx context.Context, p *pass, a *attachment, res 
 		if ctx.Err() == nil {
 			rt.s.tracef("shadow run of %s: %v", c.ID, err)
 		}
-		return nil
+		return nil, err
 	}
 	if r == nil {
-		return nil
+		return nil, nil
+	}
+	if cancelledByNewer(r) {
+		// Not an answer about the cell: the newer run's is.
+		return r, nil
 	}
 	fs, notes := judge.ShadowFindings(c.ID, c.Text, cf, r)
-	p.d.updateLayers(c, func(l *cellLayers) {
+	if !p.d.updateLayersAt(c, epoch, func(l *cellLayers) {
 		l.shadow, l.shadowFind, l.shadowRun = r, fs, count
 		l.notes = append(l.notes, notes...)
-	})
+	}) {
+		return r, nil // forked from the kernel before its restart: nothing to keep
+	}
 	rt.s.publish(ctx, p.d, p.gen)
 	if len(r.Trace) > 0 {
 		rt.s.refreshInlayHints()
 	}
-	return r
+	return r, nil
 }
 
 // value returns the runtime facts of a name for a hover: from the cell's cached
