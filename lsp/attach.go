@@ -516,7 +516,7 @@ func (rt *runtimeLayer) follow(ctx context.Context, a *attachment, shown string)
 			rt.s.showf(protocol.MessageTypeInfo, "kernel %s restarted; premortem re-attached to it (run your setup cells again: runtime checks use the new kernel's state)", a.label)
 		case kernelclient.EventDead:
 			co.stop()
-			rt.markDead(a, "the kernel stopped responding")
+			rt.markDead(a, "no heartbeat")
 			rt.forgetKernel(a)
 			// Keep following: the client reconnects to the same connection file for as long
 			// as it is open, and a kernel started again on it comes back as EventRestart.
