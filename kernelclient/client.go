@@ -195,15 +195,21 @@ func (c *Client) start(ctx context.Context) error {
 		st = c.passiveState(ctx)
 	}
 	if st == StateBusy {
-		c.mu.Lock()
-		c.awaiting = true
-		c.busy[awaitKey] = true
-		c.busyOthers++
-		c.recomputeLocked(false)
-		c.mu.Unlock()
-		c.wg.Add(2)
+		c.wg.Add(1)
 		go c.supervise()
-		go c.handshakeWhenIdle(tr, gen)
+		c.deferHandshake(tr, gen, func(info KernelInfo, st State) {
+			c.mu.Lock()
+			c.info = info
+			c.handshaking = false
+			c.clearAwaitLocked()
+			c.recomputeLocked(false)
+			c.mu.Unlock()
+			if st != StateIdle {
+				pctx, pcancel := context.WithTimeout(c.life, time.Second)
+				c.probeShell(pctx)
+				pcancel()
+			}
+		})
 		return nil
 	}
 	info, err := c.handshake(ctx, tr, gen)
@@ -253,10 +259,35 @@ func (c *Client) passiveState(ctx context.Context) State {
 	return st
 }
 
+// deferHandshake marks the client busy with awaitKey and completes the connection in the
+// background once the kernel is idle; then receives the kernel_info and the state seen
+// just before sending it.
+func (c *Client) deferHandshake(tr transport, gen int, then func(KernelInfo, State)) {
+	c.mu.Lock()
+	c.awaiting = true
+	if !c.busy[awaitKey] {
+		c.busy[awaitKey] = true
+		c.busyOthers++
+	}
+	c.recomputeLocked(false)
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go c.handshakeWhenIdle(tr, gen, then)
+}
+
+// clearAwaitLocked ends the wait deferHandshake began. c.mu must be held.
+func (c *Client) clearAwaitLocked() {
+	c.awaiting = false
+	if c.busy[awaitKey] {
+		delete(c.busy, awaitKey)
+		c.busyOthers--
+	}
+}
+
 // handshakeWhenIdle completes a connection made while the kernel was busy: it looks at the
-// kernel until it is no longer seen busy, then sends the handshake. A reconnect (new
-// transport generation) takes over from it.
-func (c *Client) handshakeWhenIdle(tr transport, gen int) {
+// kernel until it is no longer seen busy, then sends the handshake. A newer transport
+// generation (a reconnect) takes over from it.
+func (c *Client) handshakeWhenIdle(tr transport, gen int, then func(KernelInfo, State)) {
 	defer c.wg.Done()
 	for {
 		select {
@@ -265,7 +296,7 @@ func (c *Client) handshakeWhenIdle(tr transport, gen int) {
 		case <-time.After(200 * time.Millisecond):
 		}
 		c.mu.Lock()
-		stale := c.gen != gen || c.closed || c.dead
+		stale := c.gen != gen || c.closed
 		c.mu.Unlock()
 		if stale {
 			return
@@ -281,23 +312,10 @@ func (c *Client) handshakeWhenIdle(tr transport, gen int) {
 			continue
 		}
 		c.mu.Lock()
-		if c.gen != gen || c.closed {
-			c.mu.Unlock()
-			return
-		}
-		c.info = info
-		c.handshaking = false
-		c.awaiting = false
-		if c.busy[awaitKey] {
-			delete(c.busy, awaitKey)
-			c.busyOthers--
-		}
-		c.recomputeLocked(false)
+		stale = c.gen != gen || c.closed
 		c.mu.Unlock()
-		if st != StateIdle {
-			pctx, pcancel := context.WithTimeout(c.life, time.Second)
-			c.probeShell(pctx)
-			pcancel()
+		if !stale {
+			then(info, st)
 		}
 		return
 	}
@@ -742,6 +760,7 @@ func (c *Client) restartedLocked(newSession string) {
 	c.injectedFor = ""
 	c.busy = map[string]bool{}
 	c.busyOthers = 0
+	c.awaiting = false
 	c.runs = map[string]*run{}
 	c.dead = false
 	for _, cl := range c.pending {
@@ -784,6 +803,7 @@ func (c *Client) markDeadLocked() {
 	c.state = StateDead
 	c.busy = map[string]bool{}
 	c.busyOthers = 0
+	c.awaiting = false
 	for _, cl := range c.pending {
 		select {
 		case cl.fail <- ErrDead:
@@ -855,32 +875,19 @@ func (c *Client) reconnect() {
 		ctx, cancel := context.WithTimeout(c.life, 3*time.Second)
 		tr, gen, err := c.openTransport(ctx)
 		if err == nil {
+			// The new connection knows nothing of a cell already running: look before
+			// sending, as at the first connection.
+			st := c.passiveState(ctx)
+			if st == StateBusy {
+				cancel()
+				c.deferHandshake(tr, gen, c.reconnected)
+				return
+			}
 			var info KernelInfo
 			info, err = c.handshake(ctx, tr, gen)
 			if err == nil {
 				cancel()
-				c.mu.Lock()
-				old := c.info.Session
-				wasDead := c.dead
-				keep := info
-				keep.Session = old
-				c.info = keep
-				c.dead = false
-				c.handshaking = false
-				c.recomputeLocked(false)
-				c.mu.Unlock()
-				if info.Session != old {
-					c.restarted(info.Session)
-				}
-				// The new connection knows nothing of a cell already running.
-				pctx, pcancel := context.WithTimeout(c.life, time.Second)
-				c.probeShell(pctx)
-				pcancel()
-				if info.Session == old && wasDead {
-					c.mu.Lock()
-					c.events.push(Event{Kind: EventStatus, State: c.state})
-					c.mu.Unlock()
-				}
+				c.reconnected(info, st)
 				return
 			}
 			c.mu.Lock()
@@ -907,6 +914,36 @@ func (c *Client) reconnect() {
 		case <-t.C:
 		}
 		backoff = min(backoff*2, 2*time.Second)
+	}
+}
+
+// reconnected completes a reconnect whose handshake got info; st is the kernel's state as
+// seen before it (a shell probe finds a running cell when nothing else could tell). A new
+// session is a restart.
+func (c *Client) reconnected(info KernelInfo, st State) {
+	c.mu.Lock()
+	old := c.info.Session
+	wasDead := c.dead
+	keep := info
+	keep.Session = old
+	c.info = keep
+	c.dead = false
+	c.handshaking = false
+	c.clearAwaitLocked()
+	c.recomputeLocked(false)
+	c.mu.Unlock()
+	if info.Session != old {
+		c.restarted(info.Session)
+	}
+	if st != StateIdle {
+		pctx, pcancel := context.WithTimeout(c.life, time.Second)
+		c.probeShell(pctx)
+		pcancel()
+	}
+	if info.Session == old && wasDead {
+		c.mu.Lock()
+		c.events.push(Event{Kind: EventStatus, State: c.state})
+		c.mu.Unlock()
 	}
 }
 
