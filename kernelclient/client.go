@@ -741,19 +741,9 @@ func parseDate(s string) time.Time {
 	return time.Time{}
 }
 
-// restarted handles a new kernel session: pending calls fail with ErrRestarted, the inspector
-// must be injected again, and EventRestart is emitted.
-func (c *Client) restarted(newSession string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if newSession == c.info.Session {
-		return
-	}
-	c.restartedLocked(newSession)
-}
-
-// restartedLocked does restarted's work with c.mu held. newSession "" means not known yet:
-// the next kernel message's session is adopted.
+// restartedLocked handles a new kernel session (c.mu held): pending calls fail with
+// ErrRestarted, the inspector must be injected again, and EventRestart is emitted.
+// newSession "" means not known yet: the next kernel message's session is adopted.
 func (c *Client) restartedLocked(newSession string) {
 	c.info.Session = newSession
 	c.restarts++
@@ -923,27 +913,27 @@ func (c *Client) reconnect() {
 func (c *Client) reconnected(info KernelInfo, st State) {
 	c.mu.Lock()
 	old := c.info.Session
-	wasDead := c.dead
 	keep := info
 	keep.Session = old
 	c.info = keep
 	c.dead = false
 	c.handshaking = false
 	c.clearAwaitLocked()
-	c.recomputeLocked(false)
-	c.mu.Unlock()
 	if info.Session != old {
-		c.restarted(info.Session)
+		// EventRestart comes first, so that a follower never mistakes the new kernel
+		// for the old one answering again.
+		c.restartedLocked(info.Session)
+	} else {
+		c.recomputeLocked(false)
+		// The same kernel answers again: say so even when it was not declared dead yet
+		// (a caller may have seen ErrDead from the lost connection).
+		c.events.push(Event{Kind: EventStatus, State: c.state})
 	}
+	c.mu.Unlock()
 	if st != StateIdle {
 		pctx, pcancel := context.WithTimeout(c.life, time.Second)
 		c.probeShell(pctx)
 		pcancel()
-	}
-	if info.Session == old && wasDead {
-		c.mu.Lock()
-		c.events.push(Event{Kind: EventStatus, State: c.state})
-		c.mu.Unlock()
 	}
 }
 

@@ -455,6 +455,9 @@ func (rt *runtimeLayer) follow(ctx context.Context, a *attachment, shown string)
 			rt.ranInKernel(a, ev.Code)
 			rt.rescheduleFor(a, false)
 		case kernelclient.EventStatus:
+			if ev.State == kernelclient.StateIdle || ev.State == kernelclient.StateBusy {
+				rt.revive(a)
+			}
 			switch ev.State {
 			case kernelclient.StateBusy:
 				if !ev.Ours {
@@ -517,7 +520,9 @@ func (rt *runtimeLayer) follow(ctx context.Context, a *attachment, shown string)
 		case kernelclient.EventDead:
 			co.stop()
 			rt.markDead(a, "no heartbeat")
-			rt.forgetKernel(a)
+			// What the kernel layers knew goes; the executed history stays until we know
+			// whether the kernel comes back as itself (a lost connection) or restarted.
+			rt.rescheduleFor(a, true)
 			// Keep following: the client reconnects to the same connection file for as long
 			// as it is open, and a kernel started again on it comes back as EventRestart.
 			// Meanwhile discovery looks for the notebook's new kernel (VS Code restarts a
@@ -618,6 +623,23 @@ func (rt *runtimeLayer) kernelRestarted(a *attachment) {
 	rt.forgetKernel(a)
 }
 
+// revive brings back an attachment marked dead whose kernel answers again as itself (the
+// connection was lost, not the kernel: the same session came back).
+func (rt *runtimeLayer) revive(a *attachment) {
+	if a.k.State() == kernelclient.StateDead {
+		return
+	}
+	a.mu.Lock()
+	was := a.dead
+	a.dead = ""
+	a.mu.Unlock()
+	if was == "" {
+		return
+	}
+	rt.s.showf(protocol.MessageTypeInfo, "kernel %s answers again; runtime checks are back", a.label)
+	rt.rescheduleFor(a, true)
+}
+
 // forgetKernel drops what a's documents know of the kernel (it died or restarted) and
 // starts new passes: the cells' runs so far belong to the old kernel.
 func (rt *runtimeLayer) forgetKernel(a *attachment) {
@@ -711,7 +733,14 @@ func (rt *runtimeLayer) reattach(ctx context.Context, a *attachment) {
 			return
 		}
 		c.detail = joinDetail("re-attached after the kernel restarted", c.detail)
+		// A new kernel: the cells' runs so far were in the old one.
+		for _, d := range docs {
+			rt.s.mu.Lock()
+			d.kernelRestartedLocked()
+			rt.s.mu.Unlock()
+		}
 		rt.adopt(c, docs)
+		rt.s.showf(protocol.MessageTypeInfo, "kernel %s restarted; premortem re-attached to it (run your setup cells again: runtime checks use the new kernel's state)", c.label)
 		return
 	}
 }
