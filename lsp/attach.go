@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -781,4 +782,20 @@ func (rt *runtimeLayer) runPendingShadows(a *attachment) {
 			rt.s.showf(protocol.MessageTypeInfo, "shadow run of the cell (asked for while the kernel was busy): %s", msg)
 		}
 	}
+}
+
+// lostAttachment says which kernel d lost and why ("" when d's kernel is not lost).
+func (rt *runtimeLayer) lostAttachment(d *document) string {
+	rt.mu.Lock()
+	a := rt.att[d.uri]
+	rt.mu.Unlock()
+	if a == nil {
+		return ""
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.dead == "" {
+		return ""
+	}
+	return fmt.Sprintf("the kernel %s stopped responding (%s)", a.label, a.dead)
 }

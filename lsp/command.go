@@ -199,6 +199,9 @@ func (s *Server) shadowRunCommand(ctx context.Context, args []json.RawMessage) (
 	}
 	a := s.rt.attachmentFor(d)
 	if a == nil {
+		if lost := s.rt.lostAttachment(d); lost != "" {
+			return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, lost+"; premortem re-attaches by itself when the kernel restarts, or "+attachHint)
+		}
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "no kernel attached: "+attachHint)
 	}
 	if a.k.State() == kernelclient.StateBusy {

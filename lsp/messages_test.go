@@ -115,6 +115,7 @@ func startFake(t *testing.T, f *shadowFake) *testClient {
 		s.rt.discover = func(ctx context.Context, nbPath string) (*connected, error) {
 			return &connected{k: f, name: "python3 (pid 7)", file: "/run/kernel-fake.json"}, nil
 		}
+		s.rt.reattachEvery = time.Hour // a lost fake stays lost
 	})
 	c.initialize(map[string]any{"debounce": 10, "shadow": map[string]any{"mode": "safe", "timeout": "30s"}})
 	c.notify("notebookDocument/didOpen", vscodeDidOpen(nbPath, vsCell{handle: 0, text: "a = 1"}, vsCell{handle: 1, text: "b = 2"}))
@@ -243,6 +244,10 @@ func TestKernelLostDuringInspectionShownOnce(t *testing.T) {
 	c.mu.Unlock()
 	if n != 1 {
 		t.Errorf("%d lost-kernel messages shown, want 1: %q", n, c.shown)
+	}
+	r := c.call("workspace/executeCommand", map[string]any{"command": CommandShadowRun, "arguments": []any{cellURI(nbPath, 0)}})
+	if r.Error == nil || !strings.Contains(r.Error.Message, "stopped responding") || !strings.Contains(r.Error.Message, "re-attaches") {
+		t.Errorf("shadowRun on a lost kernel: %+v, want an error saying the kernel was lost", r)
 	}
 }
 
