@@ -113,3 +113,51 @@ func TestAttachToBusyKernelSendsNothing(t *testing.T) {
 		t.Error("no IOPub message of the attaching client at all: the witness sees nothing")
 	}
 }
+
+// TestObserveKernelState: the passive observer reads a real ipykernel's main thread: idle
+// in its event loop, busy in a sleeping, computing or reading cell, and a kernel Launch
+// started reads as ready (its handshake is done, its Info known).
+func TestObserveKernelState(t *testing.T) {
+	l := launch(t, LaunchOptions{})
+	if l.AwaitingIdle() || l.Info().Session == "" || l.Info().LanguageName != "python" {
+		t.Fatalf("Launch returned a kernel without its handshake: awaiting %v, info %+v", l.AwaitingIdle(), l.Info())
+	}
+	w := newProcWatch(mustRead(t, l.ConnectionFile))
+	if st := w.observe(ctxT(t, 5*time.Second)); st != StateIdle {
+		t.Fatalf("idle kernel observed as %s", st)
+	}
+	if w.pid != l.Cmd.Process.Pid {
+		t.Errorf("observer found pid %d, want the kernel's %d", w.pid, l.Cmd.Process.Pid)
+	}
+	for _, tc := range []struct{ name, cell string }{
+		{"sleep", "import time; time.sleep(3)"},
+		{"compute", "x = 0\nimport time\nt0 = time.time()\nwhile time.time() - t0 < 3: x += 1"},
+		{"subprocess", "import subprocess; subprocess.run(['sleep', '3'])"},
+	} {
+		cell := tc.cell
+		t.Run(tc.name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() {
+				_, err := l.Execute(ctxT(t, 30*time.Second), cell)
+				done <- err
+			}()
+			waitEvent(t, l.Client, 20*time.Second, func(e Event) bool { return e.Kind == EventExecuteInput })
+			time.Sleep(300 * time.Millisecond)
+			if st := w.observe(ctxT(t, 5*time.Second)); st != StateBusy {
+				t.Errorf("kernel running %q observed as %s", cell, st)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			st := w.observe(ctxT(t, 5*time.Second))
+			for st != StateIdle && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+				st = w.observe(ctxT(t, 5*time.Second))
+			}
+			if st != StateIdle {
+				t.Errorf("kernel after %q observed as %s", cell, st)
+			}
+		})
+	}
+}

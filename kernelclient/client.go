@@ -95,6 +95,8 @@ type Client struct {
 	// observe reads the kernel's state without sending it anything (see idle.go); nil
 	// when nothing outside the protocol can tell.
 	observe observer
+	// ready is told when a handshake completed (nil: nobody to tell).
+	ready func()
 	// awaiting: connected, but the kernel was running a cell when we came, so the
 	// handshake (our first request) waits for it to end. awaitKey stands in c.busy
 	// meanwhile.
@@ -187,14 +189,21 @@ func (c *Client) start(ctx context.Context) error {
 		return err
 	}
 	st := c.passiveState(ctx)
-	for until := time.Now().Add(awaitInline); st == StateBusy && time.Now().Before(until) && ctx.Err() == nil; {
+	// A kernel still starting is waited for as long as ctx leaves room for the handshake;
+	// a busy one for awaitInline.
+	inline := time.Now().Add(awaitInline)
+	starting := inline
+	if dl, ok := ctx.Deadline(); ok {
+		starting = dl.Add(-2 * time.Second)
+	}
+	for ctx.Err() == nil && ((st == StateBusy && time.Now().Before(inline)) || (st == StateStarting && time.Now().Before(starting))) {
 		select {
 		case <-ctx.Done():
 		case <-time.After(100 * time.Millisecond):
 		}
 		st = c.passiveState(ctx)
 	}
-	if st == StateBusy {
+	if st == StateBusy || st == StateStarting {
 		c.wg.Add(1)
 		go c.supervise()
 		c.deferHandshake(tr, gen, func(info KernelInfo, st State) {
@@ -302,7 +311,7 @@ func (c *Client) handshakeWhenIdle(tr transport, gen int, then func(KernelInfo, 
 			return
 		}
 		st := c.passiveState(c.life)
-		if st == StateBusy {
+		if st == StateBusy || st == StateStarting {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(c.life, 10*time.Second)
@@ -428,6 +437,9 @@ func (c *Client) handshake(ctx context.Context, tr transport, gen int) (KernelIn
 		}
 		info.Session = reply.Header.Session
 		if c.iopubSeen(gen) > seenBefore || isClosed(cl.idle) {
+			if c.ready != nil {
+				c.ready()
+			}
 			return info, nil
 		}
 		if ctx.Err() != nil {
@@ -868,7 +880,7 @@ func (c *Client) reconnect() {
 			// The new connection knows nothing of a cell already running: look before
 			// sending, as at the first connection.
 			st := c.passiveState(ctx)
-			if st == StateBusy {
+			if st == StateBusy || st == StateStarting {
 				cancel()
 				c.deferHandshake(tr, gen, c.reconnected)
 				return

@@ -32,7 +32,8 @@ func ConnectWithOptions(ctx context.Context, ci ConnectionInfo, opts Options) (*
 	}
 	c := newClient(name, nil, opts)
 	c.dial = dialZMQ(ci, signer, c.sess.id)
-	c.observe = procObserver(ci)
+	w := newProcWatch(ci)
+	c.observe, c.ready = w.observe, w.ready
 	if err := c.start(ctx); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("connect to kernel %s: %w", name, err)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -43,7 +44,8 @@ import (
 // attaching behaves as before: kernel_info on control, then a shell probe.
 
 // observer reports the kernel's execution state without sending the kernel anything:
-// StateIdle, StateBusy or StateUnknown.
+// StateIdle, StateBusy, StateStarting (still initializing: idle soon, and no user's cell
+// can be running) or StateUnknown.
 type observer func(ctx context.Context) State
 
 // observeSamples and observeEvery: how many times, and how often, the kernel's main thread
@@ -53,22 +55,77 @@ const (
 	observeEvery   = 20 * time.Millisecond
 )
 
-// procObserver watches a local kernel's process: it finds the process listening on the
+// answered holds the PIDs of kernel processes some client of this process has completed
+// a handshake with.
+var answered sync.Map
+
+// procWatch watches a local kernel's process: it finds the process listening on the
 // shell port (once; again if it goes away) and samples its main thread.
-func procObserver(ci ConnectionInfo) observer {
-	pid := 0
-	return func(ctx context.Context) State {
-		if ci.Transport == "ipc" || !isLocalIP(ci.IP) {
+type procWatch struct {
+	ci  ConnectionInfo
+	mu  sync.Mutex
+	pid int
+}
+
+func newProcWatch(ci ConnectionInfo) *procWatch { return &procWatch{ci: ci} }
+
+// observe is the procWatch's observer. A kernel that is our own child and has never
+// completed a handshake with anyone here reads as starting, not busy: it is one Launch
+// just started (nobody can have run a cell in it yet), still importing IPython, and
+// Connect waits for it so that Launch returns a kernel whose Info is known.
+func (w *procWatch) observe(ctx context.Context) State {
+	if w.ci.Transport == "ipc" || !isLocalIP(w.ci.IP) {
+		return StateUnknown
+	}
+	w.mu.Lock()
+	pid := w.pid
+	w.mu.Unlock()
+	if pid == 0 || !alive(pid) {
+		pid = listenerPID(w.ci.ShellPort)
+		if pid == 0 {
 			return StateUnknown
 		}
-		if pid == 0 || !alive(pid) {
-			pid = listenerPID(ci.ShellPort)
-			if pid == 0 {
-				return StateUnknown
-			}
-		}
-		return sampleMainThread(ctx, pid)
+		w.mu.Lock()
+		w.pid = pid
+		w.mu.Unlock()
 	}
+	st := sampleMainThread(ctx, pid)
+	if _, ok := answered.Load(pid); st == StateBusy && !ok && parentPID(pid) == os.Getpid() {
+		return StateStarting
+	}
+	return st
+}
+
+// ready records that the kernel answered a handshake.
+func (w *procWatch) ready() {
+	w.mu.Lock()
+	pid := w.pid
+	w.mu.Unlock()
+	if pid == 0 {
+		pid = listenerPID(w.ci.ShellPort)
+	}
+	if pid != 0 {
+		answered.Store(pid, true)
+	}
+}
+
+// parentPID is the parent of pid (0 when unknown).
+func parentPID(pid int) int {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	i := strings.LastIndexByte(string(stat), ')')
+	if i < 0 {
+		return 0
+	}
+	// After the command: state, then ppid.
+	fields := strings.Fields(string(stat[i+1:]))
+	if len(fields) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
 }
 
 func isLocalIP(ip string) bool {
@@ -214,8 +271,10 @@ func serverObserver(api *serverAPI, kernelID string) observer {
 		switch k.ExecutionState {
 		case "idle":
 			return StateIdle
-		case "busy", "starting", "restarting":
+		case "busy":
 			return StateBusy
+		case "starting", "restarting":
+			return StateStarting
 		}
 		return StateUnknown
 	}
