@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -470,6 +471,10 @@ func (rt *runtimeLayer) follow(ctx context.Context, a *attachment, shown string)
 				a.awaitingIdle = false
 				if ended {
 					a.detail = a.baseDetail
+				}
+				if strings.HasPrefix(a.detail, detailWaitKernel) {
+					// The restarted kernel is ready: the last step of the restart.
+					a.detail = joinDetail(detailRestarted, a.baseDetail)
 				}
 				a.mu.Unlock()
 				if ended {
