@@ -231,9 +231,11 @@ func TestKernelLostDuringInspectionShownOnce(t *testing.T) {
 	c.waitStatus(uri, StatusDead)
 	f.send(t, kernelclient.Event{Kind: kernelclient.EventDead, State: kernelclient.StateDead})
 	c.wait("the lost-kernel message", func() bool { return strings.Contains(strings.Join(c.shown, "\n"), "stopped responding") })
-	// A second event of the same death must not show another message: send one more and
-	// wait for the follow goroutine to have read it (send is unbuffered).
-	f.send(t, kernelclient.Event{Kind: kernelclient.EventStatus, State: kernelclient.StateIdle})
+	// A second report of the same death must not show another message. The sends are
+	// unbuffered, and the follow goroutine handles one event before reading the next: once
+	// the third is read, the second has been handled.
+	f.send(t, kernelclient.Event{Kind: kernelclient.EventDead, State: kernelclient.StateDead})
+	f.send(t, kernelclient.Event{Kind: kernelclient.EventDead, State: kernelclient.StateDead})
 	c.mu.Lock()
 	n := 0
 	for _, m := range c.shown {
