@@ -92,6 +92,15 @@ type Client struct {
 	handshaking bool // a (re)connect handshake is running: session changes are its business
 	interrupt   func(ctx context.Context) error
 	lostCh      chan struct{}
+	// observe reads the kernel's state without sending it anything (see idle.go); nil
+	// when nothing outside the protocol can tell.
+	observe observer
+	// ready is told when a handshake completed (nil: nobody to tell).
+	ready func()
+	// awaiting: connected, but the kernel was running a cell when we came, so the
+	// handshake (our first request) waits for it to end. awaitKey stands in c.busy
+	// meanwhile.
+	awaiting bool
 
 	reqSem chan struct{}
 	events *eventQueue
@@ -159,12 +168,58 @@ func newClient(name string, dial dialFunc, opts Options) *Client {
 	}
 }
 
+// awaitKey stands in the busy set for the running cell found at attach: our handshake
+// waits for it. It counts as another client's run (it is one), so a caller without a
+// deadline gets ErrBusy at once and one with a deadline waits (sending nothing).
+const awaitKey = "attach:awaiting-idle"
+
+// awaitInline is how long start waits for a busy kernel before returning a client that
+// finishes its handshake in the background: a kernel still starting up is idle within
+// it, a user's long cell is not.
+const awaitInline = time.Second
+
 // start dials the first transport, performs the readiness handshake and starts the
-// supervisor (heartbeat, reconnects).
+// supervisor (heartbeat, reconnects). The handshake is our first request, so it is sent
+// only once the kernel is not seen busy (idle.go explains how that is seen without sending
+// anything): a kernel still busy after awaitInline gets a client in state busy whose
+// handshake runs when the kernel is idle (AwaitingIdle).
 func (c *Client) start(ctx context.Context) error {
 	tr, gen, err := c.openTransport(ctx)
 	if err != nil {
 		return err
+	}
+	st := c.passiveState(ctx)
+	// A kernel still starting is waited for as long as ctx leaves room for the handshake;
+	// a busy one for awaitInline.
+	inline := time.Now().Add(awaitInline)
+	starting := inline
+	if dl, ok := ctx.Deadline(); ok {
+		starting = dl.Add(-2 * time.Second)
+	}
+	for ctx.Err() == nil && ((st == StateBusy && time.Now().Before(inline)) || (st == StateStarting && time.Now().Before(starting))) {
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+		st = c.passiveState(ctx)
+	}
+	if st == StateBusy || st == StateStarting {
+		c.wg.Add(1)
+		go c.supervise()
+		c.deferHandshake(tr, gen, func(info KernelInfo, st State) {
+			c.mu.Lock()
+			c.info = info
+			c.handshaking = false
+			c.clearAwaitLocked()
+			c.recomputeLocked(false)
+			c.mu.Unlock()
+			if st != StateIdle {
+				pctx, pcancel := context.WithTimeout(c.life, time.Second)
+				c.probeShell(pctx)
+				pcancel()
+			}
+		})
+		return nil
 	}
 	info, err := c.handshake(ctx, tr, gen)
 	if err != nil {
@@ -177,11 +232,110 @@ func (c *Client) start(ctx context.Context) error {
 	c.mu.Lock()
 	c.info = info
 	c.handshaking = false
+	c.recomputeLocked(false)
 	c.mu.Unlock()
-	c.probeShell(ctx)
+	if st != StateIdle {
+		// Nothing outside the protocol could tell: the shell probe finds a running cell.
+		c.probeShell(ctx)
+	}
 	c.wg.Add(1)
 	go c.supervise()
 	return nil
+}
+
+// passiveState is the kernel's state as seen without sending it anything: busy when IOPub
+// showed another client's request starting and not ending, else what the observer says
+// (StateUnknown without one, after a short look at IOPub).
+func (c *Client) passiveState(ctx context.Context) State {
+	st := StateUnknown
+	if c.observe != nil {
+		st = c.observe(ctx)
+	} else {
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	c.mu.Lock()
+	others := c.busyOthers
+	if c.busy[awaitKey] {
+		others--
+	}
+	c.mu.Unlock()
+	if others > 0 {
+		return StateBusy
+	}
+	return st
+}
+
+// deferHandshake marks the client busy with awaitKey and completes the connection in the
+// background once the kernel is idle; then receives the kernel_info and the state seen
+// just before sending it.
+func (c *Client) deferHandshake(tr transport, gen int, then func(KernelInfo, State)) {
+	c.mu.Lock()
+	c.awaiting = true
+	if !c.busy[awaitKey] {
+		c.busy[awaitKey] = true
+		c.busyOthers++
+	}
+	c.recomputeLocked(false)
+	c.mu.Unlock()
+	c.wg.Add(1)
+	go c.handshakeWhenIdle(tr, gen, then)
+}
+
+// clearAwaitLocked ends the wait deferHandshake began. c.mu must be held.
+func (c *Client) clearAwaitLocked() {
+	c.awaiting = false
+	if c.busy[awaitKey] {
+		delete(c.busy, awaitKey)
+		c.busyOthers--
+	}
+}
+
+// handshakeWhenIdle completes a connection made while the kernel was busy: it looks at the
+// kernel until it is no longer seen busy, then sends the handshake. A newer transport
+// generation (a reconnect) takes over from it.
+func (c *Client) handshakeWhenIdle(tr transport, gen int, then func(KernelInfo, State)) {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+		c.mu.Lock()
+		stale := c.gen != gen || c.closed
+		c.mu.Unlock()
+		if stale {
+			return
+		}
+		st := c.passiveState(c.life)
+		if st == StateBusy || st == StateStarting {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(c.life, 10*time.Second)
+		info, err := c.handshake(ctx, tr, gen)
+		cancel()
+		if err != nil {
+			continue
+		}
+		c.mu.Lock()
+		stale = c.gen != gen || c.closed
+		c.mu.Unlock()
+		if !stale {
+			then(info, st)
+		}
+		return
+	}
+}
+
+// AwaitingIdle reports that the client is connected but has sent the kernel nothing yet:
+// the kernel was running a cell when we came, and the handshake waits for it to end.
+func (c *Client) AwaitingIdle() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.awaiting
 }
 
 // genSink routes a transport's input to the client, tagged with its generation.
@@ -214,6 +368,7 @@ func (c *Client) openTransport(ctx context.Context) (transport, int, error) {
 	// Statuses seen on the old connection are void: the new one reports afresh.
 	c.busy = map[string]bool{}
 	c.busyOthers = 0
+	c.awaiting = false
 	c.handshaking = true
 	c.mu.Unlock()
 	if old != nil {
@@ -282,6 +437,9 @@ func (c *Client) handshake(ctx context.Context, tr transport, gen int) (KernelIn
 		}
 		info.Session = reply.Header.Session
 		if c.iopubSeen(gen) > seenBefore || isClosed(cl.idle) {
+			if c.ready != nil {
+				c.ready()
+			}
 			return info, nil
 		}
 		if ctx.Err() != nil {
@@ -482,6 +640,15 @@ func (c *Client) handleIOPub(m *Message) {
 		}
 		c.mu.Unlock()
 		c.events.push(Event{Kind: EventExecuteInput, State: StateBusy, ExecutionCount: in.Count, Code: in.Code, Ours: ours})
+	case "shutdown_reply":
+		// ipykernel publishes its shutdown_reply on IOPub too: with restart set, a restart
+		// is under way (jupyter_client's restart_kernel), whoever asked for it.
+		var sr struct {
+			Restart bool `json:"restart"`
+		}
+		if json.Unmarshal(m.Content, &sr) == nil && sr.Restart {
+			c.events.push(Event{Kind: EventStatus, State: StateStarting})
+		}
 	case "error":
 		var e struct {
 			Ename     string   `json:"ename"`
@@ -586,25 +753,16 @@ func parseDate(s string) time.Time {
 	return time.Time{}
 }
 
-// restarted handles a new kernel session: pending calls fail with ErrRestarted, the inspector
-// must be injected again, and EventRestart is emitted.
-func (c *Client) restarted(newSession string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if newSession == c.info.Session {
-		return
-	}
-	c.restartedLocked(newSession)
-}
-
-// restartedLocked does restarted's work with c.mu held. newSession "" means not known yet:
-// the next kernel message's session is adopted.
+// restartedLocked handles a new kernel session (c.mu held): pending calls fail with
+// ErrRestarted, the inspector must be injected again, and EventRestart is emitted.
+// newSession "" means not known yet: the next kernel message's session is adopted.
 func (c *Client) restartedLocked(newSession string) {
 	c.info.Session = newSession
 	c.restarts++
 	c.injectedFor = ""
 	c.busy = map[string]bool{}
 	c.busyOthers = 0
+	c.awaiting = false
 	c.runs = map[string]*run{}
 	c.dead = false
 	for _, cl := range c.pending {
@@ -647,6 +805,7 @@ func (c *Client) markDeadLocked() {
 	c.state = StateDead
 	c.busy = map[string]bool{}
 	c.busyOthers = 0
+	c.awaiting = false
 	for _, cl := range c.pending {
 		select {
 		case cl.fail <- ErrDead:
@@ -718,32 +877,19 @@ func (c *Client) reconnect() {
 		ctx, cancel := context.WithTimeout(c.life, 3*time.Second)
 		tr, gen, err := c.openTransport(ctx)
 		if err == nil {
+			// The new connection knows nothing of a cell already running: look before
+			// sending, as at the first connection.
+			st := c.passiveState(ctx)
+			if st == StateBusy || st == StateStarting {
+				cancel()
+				c.deferHandshake(tr, gen, c.reconnected)
+				return
+			}
 			var info KernelInfo
 			info, err = c.handshake(ctx, tr, gen)
 			if err == nil {
 				cancel()
-				c.mu.Lock()
-				old := c.info.Session
-				wasDead := c.dead
-				keep := info
-				keep.Session = old
-				c.info = keep
-				c.dead = false
-				c.handshaking = false
-				c.recomputeLocked(false)
-				c.mu.Unlock()
-				if info.Session != old {
-					c.restarted(info.Session)
-				}
-				// The new connection knows nothing of a cell already running.
-				pctx, pcancel := context.WithTimeout(c.life, time.Second)
-				c.probeShell(pctx)
-				pcancel()
-				if info.Session == old && wasDead {
-					c.mu.Lock()
-					c.events.push(Event{Kind: EventStatus, State: c.state})
-					c.mu.Unlock()
-				}
+				c.reconnected(info, st)
 				return
 			}
 			c.mu.Lock()
@@ -770,6 +916,36 @@ func (c *Client) reconnect() {
 		case <-t.C:
 		}
 		backoff = min(backoff*2, 2*time.Second)
+	}
+}
+
+// reconnected completes a reconnect whose handshake got info; st is the kernel's state as
+// seen before it (a shell probe finds a running cell when nothing else could tell). A new
+// session is a restart.
+func (c *Client) reconnected(info KernelInfo, st State) {
+	c.mu.Lock()
+	old := c.info.Session
+	keep := info
+	keep.Session = old
+	c.info = keep
+	c.dead = false
+	c.handshaking = false
+	c.clearAwaitLocked()
+	if info.Session != old {
+		// EventRestart comes first, so that a follower never mistakes the new kernel
+		// for the old one answering again.
+		c.restartedLocked(info.Session)
+	} else {
+		c.recomputeLocked(false)
+		// The same kernel answers again: say so even when it was not declared dead yet
+		// (a caller may have seen ErrDead from the lost connection).
+		c.events.push(Event{Kind: EventStatus, State: c.state})
+	}
+	c.mu.Unlock()
+	if st != StateIdle {
+		pctx, pcancel := context.WithTimeout(c.life, time.Second)
+		c.probeShell(pctx)
+		pcancel()
 	}
 }
 

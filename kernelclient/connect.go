@@ -8,7 +8,9 @@ import (
 var _ Kernel = (*Client)(nil)
 
 // Connect connects to a local kernel over ZeroMQ and completes the readiness handshake
-// (kernel_info_reply plus an IOPub message). ctx bounds the handshake only; without a
+// (kernel_info_reply plus an IOPub message). A kernel found running a cell gets nothing
+// until the cell ends: Connect then returns a client in state busy whose handshake follows
+// when the kernel is idle (Client.AwaitingIdle; see idle.go). ctx bounds the handshake only; without a
 // deadline it is bounded at 10 s. A kernel that never answers (wrong key, stale file) gives
 // an error, never a hang.
 func Connect(ctx context.Context, ci ConnectionInfo) (*Client, error) {
@@ -30,6 +32,8 @@ func ConnectWithOptions(ctx context.Context, ci ConnectionInfo, opts Options) (*
 	}
 	c := newClient(name, nil, opts)
 	c.dial = dialZMQ(ci, signer, c.sess.id)
+	w := newProcWatch(ci)
+	c.observe, c.ready = w.observe, w.ready
 	if err := c.start(ctx); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("connect to kernel %s: %w", name, err)

@@ -163,6 +163,9 @@ func ConnectServerWithOptions(ctx context.Context, baseURL, token, kernelID stri
 	c.dial = func(ctx context.Context, s sink) (transport, error) {
 		return dialWS(ctx, api, kernelID, c.sess.id, s)
 	}
+	// The server's REST model knows whether the kernel runs a cell: attaching waits for
+	// idle before its first request (idle.go).
+	c.observe = serverObserver(api, kernelID)
 	if err := c.start(ctx); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("connect to server kernel %s: %w", kernelID, err)

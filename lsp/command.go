@@ -12,6 +12,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/kernelclient"
 	"github.com/premortem/premortem/notebook"
 )
 
@@ -184,36 +185,79 @@ func (s *Server) cellSnapshot(ctx context.Context, uri string) (*document, *note
 }
 
 // shadowRunCommand: [cellUri]. Shadow-runs the cell now (the child's guards still refuse
-// side effects) and returns a one-line outcome.
+// side effects) and returns a one-line outcome. Every way it can fail that the user can
+// cause has its own answer: no kernel, a busy kernel (the run is then made when the kernel
+// is idle, and its outcome shown), a lost kernel, a newer shadow run that cancelled it.
 func (s *Server) shadowRunCommand(ctx context.Context, args []json.RawMessage) (any, error) {
 	uri, err := stringArg(args, 0)
 	if err != nil {
 		return nil, err
 	}
-	d, snap, res, c, err := s.cellSnapshot(ctx, uri)
+	d, _, _, _, err := s.cellSnapshot(ctx, uri)
 	if err != nil {
 		return nil, err
 	}
 	a := s.rt.attachmentFor(d)
 	if a == nil {
+		if lost := s.rt.lostAttachment(d); lost != "" {
+			return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, lost+"; premortem re-attaches by itself when the kernel restarts, or "+attachHint)
+		}
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "no kernel attached: "+attachHint)
+	}
+	if a.k.State() == kernelclient.StateBusy {
+		return s.rt.shadowWhenIdle(a, uri), nil
+	}
+	msg, err := s.explicitShadow(ctx, a, uri)
+	if errors.Is(err, kernelclient.ErrBusy) {
+		return s.rt.shadowWhenIdle(a, uri), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.showf(protocol.MessageTypeInfo, "shadow run of the cell: %s", msg)
+	return msg, nil
+}
+
+// Answers of the shadowRun command that are not an outcome.
+const (
+	shadowBusyAnswer      = "the kernel is busy running your cell; premortem will run it when the kernel is idle"
+	shadowCancelledAnswer = "cancelled by a newer shadow run"
+)
+
+// explicitShadow makes the shadow run the user asked for: it takes precedence over the
+// automatic runs (shadowGate) and reports what became of it.
+func (s *Server) explicitShadow(ctx context.Context, a *attachment, uri string) (string, error) {
+	d, snap, res, c, err := s.cellSnapshot(ctx, uri)
+	if err != nil {
+		return "", err
 	}
 	settings := s.currentSettings()
 	mode := settings.Shadow.Mode
 	if mode == ShadowOff {
 		mode = ShadowSafe
 	}
-	p := &pass{d: d, gen: d.gen.Load(), snap: snap, settings: settings, focus: c.ID, force: true}
-	r := s.rt.shadow(ctx, p, a, res, c, mode)
-	if r == nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, errors.New("the shadow run failed; see the premortem log")
+	seq, end, err := a.shadow.beginExplicit(ctx)
+	if err != nil {
+		return "", err
 	}
-	msg := shadowSummary(r.Status, r.Exception, r.Message, r.Line, r.Reason)
-	s.showf(protocol.MessageTypeInfo, "shadow run of the cell: %s", msg)
-	return msg, nil
+	defer end()
+	p := &pass{d: d, gen: d.gen.Load(), snap: snap, settings: settings, focus: c.ID, force: true}
+	r, err := s.rt.shadowErr(ctx, p, a, res, c, mode)
+	switch {
+	case cancelledByNewer(r) || (r == nil && a.shadow.newerThan(seq)):
+		return shadowCancelledAnswer, nil
+	case err != nil && errors.Is(err, kernelclient.ErrBusy):
+		return "", err
+	case err != nil && (errors.Is(err, kernelclient.ErrDead) || errors.Is(err, kernelclient.ErrRestarted)):
+		return "", fmt.Errorf("the kernel was lost during the shadow run (%v); premortem re-attaches when it comes back", err)
+	case r == nil && ctx.Err() != nil:
+		return "", ctx.Err()
+	case r == nil && err != nil:
+		return "", fmt.Errorf("the shadow run failed: %v", err)
+	case r == nil:
+		return "", errors.New("the shadow run failed; see the premortem log")
+	}
+	return shadowSummary(r.Status, r.Exception, r.Message, r.Line, r.Reason), nil
 }
 
 func shadowSummary(status, exc, msg string, line int, reason string) string {

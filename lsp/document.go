@@ -3,6 +3,7 @@ package lsp
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -52,11 +53,20 @@ type document struct {
 	namespace map[string]bool
 	// pubCache is how each cell's diagnostics were last built (see publish_cache.go).
 	pubCache map[string]*pubEntry
+	// epoch counts the kernel's restarts (and deaths): facts taken in an older epoch are
+	// about another kernel process, whatever their execution count says. Guarded by rmu.
+	epoch int
+	// staleRuns are the cells whose execution summary is from a kernel that has since
+	// restarted or died (cell ID -> the execution order they showed then): snapshots show
+	// them as never run until they run again. Guarded by Server.mu, like nb.
+	staleRuns map[string]int
 }
 
 // cellLayers is what the rules, shadow and LLM layers found for one cell text.
 type cellLayers struct {
 	text string
+	// epoch is the document's kernel epoch the results belong to.
+	epoch int
 	// runID is the kernel execution count the facts were taken at.
 	runID      int
 	inspection *facts.Inspection
@@ -108,31 +118,114 @@ func (d *document) layersFor(c *notebook.Cell) *cellLayers {
 	d.rmu.Lock()
 	defer d.rmu.Unlock()
 	l := d.layers[c.ID]
-	if l == nil || l.text != c.Text {
+	if l == nil || l.text != c.Text || l.epoch != d.epoch {
 		return nil
 	}
 	return l
+}
+
+// kernelEpoch returns the current kernel epoch; a caller asking the kernel takes it
+// before, and records its answer with updateLayersAt.
+func (d *document) kernelEpoch() int {
+	d.rmu.Lock()
+	defer d.rmu.Unlock()
+	return d.epoch
 }
 
 // setLayers records new kernel-layer results for a cell, replacing stale ones.
 func (d *document) updateLayers(c *notebook.Cell, f func(l *cellLayers)) {
 	d.rmu.Lock()
 	defer d.rmu.Unlock()
+	d.updateLayersLocked(c, f)
+}
+
+// updateLayersAt is updateLayers for an answer asked of the kernel in epoch: it is
+// dropped (false) when the kernel has restarted since, so no fact of the old kernel
+// survives a restart under an execution count the new kernel reuses.
+func (d *document) updateLayersAt(c *notebook.Cell, epoch int, f func(l *cellLayers)) bool {
+	d.rmu.Lock()
+	defer d.rmu.Unlock()
+	if epoch != d.epoch {
+		return false
+	}
+	d.updateLayersLocked(c, f)
+	return true
+}
+
+func (d *document) updateLayersLocked(c *notebook.Cell, f func(l *cellLayers)) {
 	l := d.layers[c.ID]
-	if l == nil || l.text != c.Text {
-		l = &cellLayers{text: c.Text}
+	if l == nil || l.text != c.Text || l.epoch != d.epoch {
+		l = &cellLayers{text: c.Text, epoch: d.epoch}
 		d.layers[c.ID] = l
 	}
 	f(l)
 	l.version++
 }
 
+// kernelRestartedLocked resets the document to a new kernel (or none): a new epoch, no
+// cached facts, an unknown namespace, and every run so far marked stale. Callers hold
+// Server.mu.
+func (d *document) kernelRestartedLocked() {
+	if d.staleRuns == nil {
+		d.staleRuns = map[string]int{}
+	}
+	for _, c := range d.nb.Cells {
+		if c.Executed() {
+			d.staleRuns[c.ID] = c.ExecutionOrder
+		}
+	}
+	d.rmu.Lock()
+	d.epoch++
+	d.layers = map[string]*cellLayers{}
+	d.namespace = nil
+	d.pubCache = nil
+	d.rmu.Unlock()
+}
+
+// ranInKernelLocked: the current kernel ran code, so a cell with that text is part of its
+// history again. Callers hold Server.mu.
+func (d *document) ranInKernelLocked(code string) {
+	code = strings.TrimSpace(code)
+	for id := range d.staleRuns {
+		if c := d.nb.Cell(id); c == nil || strings.TrimSpace(c.Text) == code {
+			delete(d.staleRuns, id)
+		}
+	}
+}
+
+// currentRun is the cell's execution order in the current kernel: 0 for a run that
+// predates a restart. Callers hold Server.mu.
+func (d *document) currentRun(c *notebook.Cell) int {
+	if o, ok := d.staleRuns[c.ID]; ok && o == c.ExecutionOrder {
+		return 0
+	}
+	return c.ExecutionOrder
+}
+
 // snapshot returns a copy of the live notebook that later changes do not affect. It is
 // shallow on purpose: notebook.Apply is copy-on-write (a change replaces the *Cell values
 // it touches and the metadata maps, it never writes into them), so sharing the unchanged
 // cells is safe and a keystroke does not deep-copy 200 cells. Callers hold Server.mu.
+//
+// Cells whose run predates a kernel restart are shown as never run (copies, the live
+// cells are not touched): the analysis then sees the new kernel's history. A cell leaves
+// staleRuns for good when its execution summary changes (the client clears it while the
+// cell runs again, then reports the new order) or when the new kernel runs its text.
 func (d *document) snapshot() *notebook.Notebook {
 	cp := *d.nb
 	cp.Cells = slices.Clone(d.nb.Cells)
+	for i, c := range cp.Cells {
+		o, ok := d.staleRuns[c.ID]
+		if !ok {
+			continue
+		}
+		if c.ExecutionOrder != o {
+			delete(d.staleRuns, c.ID)
+			continue
+		}
+		fresh := *c
+		fresh.ExecutionOrder, fresh.Success = 0, nil
+		cp.Cells[i] = &fresh
+	}
 	return &cp
 }

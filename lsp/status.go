@@ -117,7 +117,7 @@ func (a *attachment) status(uri, state string) KernelStatus {
 	st := KernelStatus{URI: uri, State: state, Kernel: a.name, ConnectionFile: a.file, Detail: a.detail}
 	if a.dead != "" {
 		st.State = StatusDead
-		st.Detail = a.dead + "; " + attachHint + " to attach again"
+		st.Detail = a.dead + "; waiting for it to come back (premortem re-attaches by itself when the kernel restarts), or " + attachHint + " to attach again"
 	}
 	return st
 }
