@@ -77,10 +77,26 @@ def _audit(event, args):
         return
     if event in ("os.kill", "os.killpg") and args and args[0] in (os.getpid(), 0):
         return
+    if event == "subprocess.Popen" and len(args) > 1 and _probe_command(args):
+        # A library asking the system about itself (matplotlib's font scan runs fc-list on
+        # its first import): it handles a missing tool, so the tool is "missing" here.
+        raise FileNotFoundError(_errno.ENOENT, "not run in a premortem shadow run", _arg(args[0]))
     n = 2 if event in ("os.rename", "os.link", "os.symlink", "shutil.move", "shutil.copyfile", "shutil.copytree",
                        "subprocess.Popen") else 1
     shown = ", ".join(repr(_arg(a)) for a in list(args)[:n])
     _refuse("%s(%s)" % (event, shown))
+
+
+_PROBE_COMMANDS = frozenset(["fc-list", "fc-match", "nvidia-smi", "lscpu", "sysctl"])
+
+
+def _probe_command(args):
+    try:
+        argv = args[1]
+        exe = args[0] if args[0] else (argv[0] if isinstance(argv, (list, tuple)) and argv else argv)
+        return os.path.basename(os.fsdecode(exe)) in _PROBE_COMMANDS
+    except BaseException:
+        return False
 
 
 def _path_like(f):
@@ -328,13 +344,13 @@ def _install_child_guards(sh, out, err, box):
             plat._Processor.from_subprocess = staticmethod(lambda: "")
         except BaseException:
             pass
+    _sequential_parallelism(dataloader=fallback)
     if fallback:
         _patch_native_writers()
         _devnull_without_syscall()
         if box.scratch is not None:
             _scratch_env(box.scratch)
             _scratch_wrappers()
-        _sequential_parallelism()
         _guard_other_processes()
         # joblib probes named semaphores (a file in /dev/shm) when first imported; process
         # pools are refused in the fallback anyway.

@@ -857,10 +857,15 @@ def _scratch_wrappers():
     os.replace = two_paths(o_replace)
 
 
-def _sequential_parallelism():
+def _sequential_parallelism(dataloader=True):
     """joblib (and so scikit-learn) with n_jobs=1, DataLoader with num_workers=0: the
     fallback refuses processes, and a cell's verdict must not depend on its worker count.
-    Applied to modules already imported and, through an import hook, to first imports."""
+    Applied to modules already imported and, through an import hook, to first imports.
+
+    The namespace sandbox runs processes, and DataLoader workers (forked) are cheap there;
+    joblib's loky workers are fresh interpreters that import the libraries again, seconds
+    each, more than the editor's whole budget: joblib is sequential in both sandboxes
+    (dataloader=False leaves DataLoader alone)."""
     def patch_joblib(mod):
         par = getattr(mod, "Parallel", None)
         if par is None or getattr(par, "_premortem_seq", False):
@@ -898,8 +903,9 @@ def _sequential_parallelism():
         dl._get_iterator = _get_iterator
         dl._premortem_seq = True
 
-    hooks = {"joblib.parallel": patch_joblib, "joblib": patch_joblib,
-             "torch.utils.data.dataloader": patch_dataloader, "torch.utils.data": patch_dataloader}
+    hooks = {"joblib.parallel": patch_joblib, "joblib": patch_joblib}
+    if dataloader:
+        hooks.update({"torch.utils.data.dataloader": patch_dataloader, "torch.utils.data": patch_dataloader})
     for name, fn in hooks.items():
         if name in sys.modules:
             try:
