@@ -644,6 +644,28 @@ reader = open(os.path.join(sb_dir, 'keep.txt'))
         self.assertEqual(forced["sandbox"], "fallback")
         self.assertIn("asked for", forced["sandbox_reason"])
 
+    def test_fallback_when_namespaces_refused(self):
+        """unshare refused (EPERM, as with AppArmor's restriction or in a container): the run
+        falls back, says why, and the fallback's refusals apply."""
+        import errno
+
+        orig = M._ns_setup
+
+        def refused(box, max_tmp):
+            raise OSError(errno.EPERM, "Operation not permitted")
+
+        M._ns_setup = refused
+        try:
+            r = shadow("open(%r, 'w').write('x')" % os.path.join(self.dir, "new.txt"))
+            ok = shadow("x = 1 + 1")
+        finally:
+            M._ns_setup = orig
+        self.assertEqual((r["status"], r["sandbox"]), ("refused", "fallback"), r)
+        self.assertIn("unprivileged user namespaces are not allowed here (unshare: Operation not permitted)", r["sandbox_reason"])
+        self.assertIn("writes are refused and parallelism runs sequentially", r["sandbox_reason"])
+        self.assertEqual((ok["status"], ok["sandbox"]), ("ok", "fallback"), ok)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "new.txt")))
+
     def test_namespaces_contain_writes_processes(self):
         d, k = self.dir, self.keep
         home = os.path.expanduser("~")
