@@ -45,6 +45,10 @@ _BIND_FS = frozenset(["proc", "sysfs", "cgroup", "cgroup2", "devpts", "devtmpfs"
                       "debugfs", "tracefs", "bpf", "pstore", "configfs", "fusectl", "binfmt_misc", "hugetlbfs",
                       "autofs", "efivarfs", "nsfs", "rpc_pipefs", "selinuxfs", "fuse.gvfsd-fuse"])
 
+_DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+_DEV_LINKS = (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+              ("stderr", "/proc/self/fd/2"), ("ptmx", "pts/ptmx"))
+
 _NET_ERRNOS = frozenset([_errno.ENETUNREACH, _errno.ECONNREFUSED, _errno.EHOSTUNREACH, _errno.EADDRNOTAVAIL,
                          _errno.ENETDOWN, _errno.ECONNRESET, _errno.ETIMEDOUT])
 
@@ -238,9 +242,23 @@ def _plan_root(mounts):
 
     def mount_at(p):
         fstype, ro = info[p]
+        if p == "/dev" and fstype in ("devtmpfs", "tmpfs"):
+            # A minimal /dev, as containers have: the kernel's disks and other devices stay
+            # out of reach (a device node is writable through a read-only mount).
+            plan.append(("mkdir", p, None, os.stat(p).st_mode & 0o7777))
+            for name in _DEV_NODES:
+                if os.path.exists("/dev/" + name):
+                    plan.append(("dev", "/dev/" + name, src("/dev/" + name), None))
+            for name, to in _DEV_LINKS:
+                plan.append(("symlink", "/dev/" + name, None, to))
+            pre = "/dev/"
+            for m in points:
+                if m.startswith(pre):
+                    mount_at(m)  # pts, shm (overlaid), mqueue, hugepages
+            return
         for c in covered:
             if p.startswith(c.rstrip("/") + "/"):
-                if not ro and fstype not in _BIND_FS and os.path.isdir(p):
+                if not ro and fstype not in _BIND_FS and os.path.isdir(p) and not has_below(p):
                     plan.append(("overlay", p, src(p), None))  # /dev/shm over the bind of /dev
                 return
         if not os.path.isdir(p):
@@ -309,6 +327,9 @@ def _build_root(box, lib, stage, plan, cwd):
                 _mount(lib, s, target, None, _MS_BIND)
                 _ro(lib, target)
                 box.ro_mounts.append(p)
+        elif op == "dev":
+            open(target, "wb").close()
+            _mount(lib, s, target, None, _MS_BIND)
         elif op in ("bind", "rbind"):
             if extra == "file":
                 if not os.path.exists(target):
@@ -421,13 +442,47 @@ def _enter_sandbox(sandbox, max_memory):
         except BaseException:
             pass
         lib = _libc()
-        try:
-            _mount(lib, "proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
-        except OSError:
-            box.phases["proc_bind"] = 0.0  # the bind of the kernel's /proc stays (pids are still private)
+        _fresh_proc(box, lib)
         mark(box, "proc")
+        try:
+            _lock_mounts()
+        except OSError:
+            box.reason += " (mounts not locked: %s)" % _err(sys.exc_info()[1])
+        mark(box, "lock")
     _contain(box, survey, lambda name: mark(box, name))
     return box
+
+
+def _fresh_proc(box, lib):
+    """G: a /proc of the new PID namespace in place of the kernel's. Mounting it needs a
+    fully visible procfs in the mount namespace (the bind of the kernel's one); that bind is
+    then removed so unmounting the fresh one cannot reveal the kernel's processes."""
+    tmp = "/.premortem-proc"
+    try:
+        os.mkdir(tmp)
+        _mount(lib, "proc", tmp, "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+    except OSError:
+        box.phases["proc_kept_kernel_bind"] = 0.0  # pids are still private; /proc shows the kernel's
+        return
+    lib.umount2(b"/proc", _MNT_DETACH)
+    _mount(lib, tmp, "/proc", None, 8192)  # MS_MOVE
+    try:
+        os.rmdir(tmp)
+    except OSError:
+        pass
+
+
+def _lock_mounts():
+    """G: enter one more user and mount namespace. Mounts copied into a less privileged
+    namespace are locked: the read-only binds cannot be made writable again and no mount can
+    be removed to reveal what it covers, whatever the cell does as root of its namespace."""
+    lib = _libc()
+    uid, gid = os.getuid(), os.getgid()
+    if lib.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) != 0:
+        raise _oserr("unshare")
+    _write("/proc/self/setgroups", "deny")
+    _write("/proc/self/uid_map", "%d %d 1" % (uid, uid))
+    _write("/proc/self/gid_map", "%d %d 1" % (gid, gid))
 
 
 def _fallback_reason(e):

@@ -527,7 +527,7 @@ class ShadowTest(unittest.TestCase):
 
     def test_child_sees_parent_rng_and_parent_untouched(self):
         before = snapshot()
-        torch = sys.modules.get("torch")
+        torch = sys.modules.get("torch") if "torch" in SH.user_ns else None  # imported by the shell, not just by has()
         r = shadow("r = random.random()\nn = float(np.random.rand())\ndel df\nSneaky = None\nprint('out')\n" +
                    ("tr = torch.rand(1).item()" if torch else ""))
         after = snapshot()
