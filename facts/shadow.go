@@ -48,6 +48,31 @@ type ShadowResult struct {
 	ForkMS    float64 `json:"fork_ms,omitempty"`
 	// ExecutionCount of the parent kernel when the fork happened.
 	ExecutionCount int `json:"execution_count,omitempty"`
+	// Sandbox is the sandbox the child ran in: SandboxNamespaces or SandboxFallback ("" when
+	// the run never started and the kernel had not been probed).
+	Sandbox string `json:"sandbox,omitempty"`
+	// SandboxReason says why that sandbox is in force ("unprivileged user namespaces are not
+	// allowed here (unshare: Operation not permitted); writes are refused ...").
+	SandboxReason string `json:"sandbox_reason,omitempty"`
+	// ChildPhasesMS is the child's time per setup step, in milliseconds: "sandbox" (namespaces
+	// and overlay, or the fallback's scratch), its parts "sandbox_*", "guards", "run", ...
+	ChildPhasesMS map[string]float64 `json:"child_phases_ms,omitempty"`
+}
+
+// Sandboxes a shadow child runs in.
+const (
+	// SandboxNamespaces: new user, mount, network and PID namespaces with a throwaway
+	// overlay over every writable mount; writes, processes and sockets are contained.
+	SandboxNamespaces = "namespaces"
+	// SandboxFallback: no namespaces; writes, sockets and processes are refused, parallelism
+	// runs sequentially.
+	SandboxFallback = "fallback"
+)
+
+// SandboxInfo is what the kernel's sandbox probe found: the sandbox a shadow run would get.
+type SandboxInfo struct {
+	Sandbox string `json:"sandbox"`
+	Reason  string `json:"sandbox_reason"`
 }
 
 // Frame is one traceback frame.

@@ -29,6 +29,10 @@ type Options struct {
 	// right for a batch check, where nobody waits at the keyboard and the shadow timeout
 	// still bounds the run; an editor keeps it off to spare the CPU while the user types.
 	ShadowLongRuns bool
+	// ShadowSandbox is the shadow child's sandbox setting: kernelclient.SandboxAuto ("" too:
+	// namespaces where the machine allows them) or kernelclient.SandboxForceFallback
+	// (setting premortem.shadow.sandbox, flag --shadow-sandbox).
+	ShadowSandbox string
 }
 
 // DefaultOptions are the layers a user gets without configuration: everything local.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/judge"
+	"github.com/premortem/premortem/kernelclient"
 	"github.com/premortem/premortem/notebook"
 )
 
@@ -28,7 +29,10 @@ import (
 // first finding: verdict, source, code, exception, line (1-based), mark (the text the
 // finding's range covers), fix (the preferred fix's title), fix-text (its first edit's new
 // text), note (a substring of some note), absent (a file that must not exist afterwards).
-// "modes: shadow no-shadow" lists the layer settings to run (default: shadow); a key
+// "shadow-timeout: 10s" sets the shadow time limit (default the editor's 3 s).
+// "modes: shadow no-shadow" lists the layer settings to run (default: shadow; also always,
+// static, and fallback / fallback-always: safe / always mode with the fallback sandbox
+// forced, where writes are refused instead of contained); a key
 // prefixed with a mode ("no-shadow.source: rules") applies to that mode only.
 func TestScenarios(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "scenarios", "check", "*.txtar"))
@@ -137,12 +141,24 @@ func (sc *scenario) run(t *testing.T, mode string) {
 	path, target := sc.writeNotebook(t, dir)
 	opts := judge.DefaultOptions()
 	opts.ShadowLongRuns = true
+	if v := sc.want["shadow-timeout"]; v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatalf("shadow-timeout: %v", err)
+		}
+		opts.ShadowTimeout = d
+	}
 	switch mode {
 	case "shadow":
 	case "always":
 		opts.Shadow = judge.ShadowAlways
 	case "no-shadow":
 		opts.Shadow = judge.ShadowOff
+	case "fallback": // safe mode with the fallback sandbox forced (refusals, safe-mode skips)
+		opts.ShadowSandbox = kernelclient.SandboxForceFallback
+	case "fallback-always":
+		opts.Shadow = judge.ShadowAlways
+		opts.ShadowSandbox = kernelclient.SandboxForceFallback
 	case "static":
 	default:
 		t.Fatalf("unknown mode %q", mode)

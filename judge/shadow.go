@@ -14,10 +14,12 @@ import (
 )
 
 // screen says why a cell must not be shadow-run in the given mode ("" when it may be).
-// CUDA never survives fork, so it is refused in every mode; in safe mode any side effect
-// the static layer sees keeps the cell out of the child altogether (the child's guards are
-// the second line of defence, for "always").
-func screen(cf *analysis.CellFacts, code, mode string, longRunOK bool) string {
+// CUDA never survives fork, so it is refused in every mode. In safe mode with the fallback
+// sandbox (or an unknown one) any side effect the static layer sees keeps the cell out of the
+// child altogether (the child's guards are the second line of defence, for "always"); with
+// the namespace sandbox in force, file writes, deletes, moves, OS mutations, subprocesses and
+// network use are contained by the sandbox itself, so only long runs are still screened.
+func screen(cf *analysis.CellFacts, code, mode string, longRunOK bool, sandbox string) string {
 	if cf == nil {
 		return ""
 	}
@@ -33,6 +35,9 @@ func screen(cf *analysis.CellFacts, code, mode string, longRunOK bool) string {
 		switch e.Kind {
 		case analysis.EffectFileWrite, analysis.EffectFileDelete, analysis.EffectFileMove, analysis.EffectOSMutation,
 			analysis.EffectNetwork, analysis.EffectSubprocess:
+			if sandbox == facts.SandboxNamespaces {
+				continue
+			}
 			return fmt.Sprintf("shadow run skipped in safe mode: the cell has a side effect (%s: %s, line %d)", e.Kind, e.Call, e.Range.Start.Line+1)
 		case analysis.EffectLongRun:
 			if longRunOK {
@@ -63,11 +68,12 @@ func (j *Judge) ShadowRun(ctx context.Context, code string, cf *analysis.CellFac
 	if j.Kernel == nil || j.Options.Shadow == ShadowOff || j.Options.Shadow == "" {
 		return nil, nil
 	}
-	if why := screen(cf, code, j.Options.Shadow, j.Options.ShadowLongRuns); why != "" {
-		return &facts.ShadowResult{Status: facts.ShadowSkipped, Reason: why}, nil
+	sandbox := j.sandboxKind(ctx)
+	if why := screen(cf, code, j.Options.Shadow, j.Options.ShadowLongRuns, sandbox.Sandbox); why != "" {
+		return &facts.ShadowResult{Status: facts.ShadowSkipped, Reason: why, Sandbox: sandbox.Sandbox, SandboxReason: sandbox.Reason}, nil
 	}
 	timeout := j.Options.shadowTimeout()
-	r, err := j.Kernel.Shadow(ctx, code, kernelclient.ShadowOptions{Timeout: timeout, Trace: j.Options.Trace})
+	r, err := j.Kernel.Shadow(ctx, code, kernelclient.ShadowOptions{Timeout: timeout, Trace: j.Options.Trace, Sandbox: j.Options.ShadowSandbox})
 	if err != nil {
 		return nil, fmt.Errorf("start shadow run: %w", err)
 	}

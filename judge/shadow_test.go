@@ -105,22 +105,32 @@ func TestScreen(t *testing.T) {
 	tests := []struct {
 		code, mode string
 		longRunOK  bool
+		sandbox    string
 		want       string // substring of the reason; "" = may shadow
 	}{
-		{"for e in range(epochs):\n    model.fit(X, y, epochs=5)", ShadowSafe, false, "run long"},
-		{"for e in range(epochs):\n    model.fit(X, y, epochs=5)", ShadowSafe, true, ""},
-		{"y = df['a'].mean()", ShadowSafe, false, ""},
-		{"df.to_csv('out.csv')", ShadowSafe, false, "side effect"},
-		{"df.to_csv('out.csv')", ShadowAlways, false, ""},
-		{"x = x.cuda()", ShadowAlways, false, "CUDA"},
-		{"x = x.cuda()", ShadowSafe, false, "CUDA"},
-		{"device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')", ShadowSafe, false, ""},
-		{"import os\nos.system('ls')", ShadowSafe, false, "side effect"},
+		{"for e in range(epochs):\n    model.fit(X, y, epochs=5)", ShadowSafe, false, "", "run long"},
+		{"for e in range(epochs):\n    model.fit(X, y, epochs=5)", ShadowSafe, true, "", ""},
+		{"y = df['a'].mean()", ShadowSafe, false, "", ""},
+		{"df.to_csv('out.csv')", ShadowSafe, false, "", "side effect"},
+		{"df.to_csv('out.csv')", ShadowSafe, false, facts.SandboxFallback, "side effect"},
+		{"df.to_csv('out.csv')", ShadowAlways, false, "", ""},
+		{"x = x.cuda()", ShadowAlways, false, "", "CUDA"},
+		{"x = x.cuda()", ShadowSafe, false, "", "CUDA"},
+		{"device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')", ShadowSafe, false, "", ""},
+		{"import os\nos.system('ls')", ShadowSafe, false, "", "side effect"},
+		// The namespace sandbox contains writes, deletes, processes and the network: safe mode
+		// runs those cells; CUDA and long runs are still screened.
+		{"df.to_csv('out.csv')\nback = pd.read_csv('out.csv')", ShadowSafe, false, facts.SandboxNamespaces, ""},
+		{"import os\nos.remove('a.csv')\nos.rename('b', 'c')", ShadowSafe, false, facts.SandboxNamespaces, ""},
+		{"import os\nos.system('ls')", ShadowSafe, false, facts.SandboxNamespaces, ""},
+		{"import urllib.request\nurllib.request.urlopen('http://x')", ShadowSafe, false, facts.SandboxNamespaces, ""},
+		{"x = x.cuda()", ShadowSafe, false, facts.SandboxNamespaces, "CUDA"},
+		{"for e in range(epochs):\n    model.fit(X, y, epochs=5)", ShadowSafe, false, facts.SandboxNamespaces, "run long"},
 	}
 	for _, tt := range tests {
-		got := screen(analysis.ParseCell(tt.code), tt.code, tt.mode, tt.longRunOK)
+		got := screen(analysis.ParseCell(tt.code), tt.code, tt.mode, tt.longRunOK, tt.sandbox)
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
-			t.Errorf("screen(%q, %s) = %q, want %q", tt.code, tt.mode, got, tt.want)
+			t.Errorf("screen(%q, %s, sandbox %q) = %q, want %q", tt.code, tt.mode, tt.sandbox, got, tt.want)
 		}
 	}
 }

@@ -157,8 +157,30 @@ func (c *Client) Shadow(ctx context.Context, code string, opts ShadowOptions) (*
 	if timeout <= 0 {
 		timeout = 3 * time.Second
 	}
-	call := fmt.Sprintf("shadow(%s, %s, %s, %d)", pyStr(code), strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64), pyBool(opts.Trace), opts.MaxMemory)
+	call := fmt.Sprintf("shadow(%s, %s, %s, %d, %s)", pyStr(code), strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64), pyBool(opts.Trace), opts.MaxMemory,
+		pyStr(sandboxSetting(opts.Sandbox)))
 	return c.shadowCall(ctx, "shadow", call)
+}
+
+// sandboxSetting normalises a sandbox setting: anything but the forced fallback is auto.
+func sandboxSetting(s string) string {
+	if s == SandboxForceFallback {
+		return SandboxForceFallback
+	}
+	return SandboxAuto
+}
+
+// SandboxProbe asks the kernel which sandbox its shadow runs get (cached in the kernel).
+func (c *Client) SandboxProbe(ctx context.Context, sandbox string) (*facts.SandboxInfo, error) {
+	text, err := c.callInspector(ctx, "sandbox_probe", "sandbox_probe("+pyStr(sandboxSetting(sandbox))+")")
+	if err != nil {
+		return nil, err
+	}
+	var info facts.SandboxInfo
+	if err := json.Unmarshal([]byte(text), &info); err != nil {
+		return nil, fmt.Errorf("sandbox_probe: decode inspector JSON: %w (got %.200q)", err, text)
+	}
+	return &info, nil
 }
 
 // ShadowResult collects the outcome of a shadow run.

@@ -50,6 +50,10 @@ type Kernel interface {
 	ShadowResult(ctx context.Context, token string) (*facts.ShadowResult, error)
 	// ShadowCancel kills a running shadow child.
 	ShadowCancel(ctx context.Context, token string) error
+	// SandboxProbe says which sandbox a shadow run with this sandbox setting ("auto" or
+	// "fallback") gets in this kernel, and why. The kernel forks once to find out and caches
+	// the answer for its lifetime.
+	SandboxProbe(ctx context.Context, sandbox string) (*facts.SandboxInfo, error)
 	// Events delivers what happens on the kernel: executions by any client (the user's
 	// runs), status changes, restarts, death. The channel is closed by Close.
 	Events() <-chan Event
@@ -113,7 +117,17 @@ type ShadowOptions struct {
 	Trace bool
 	// MaxMemory caps the child's extra memory in bytes (0: default).
 	MaxMemory int64
+	// Sandbox is SandboxAuto (namespaces where the machine allows them, else the fallback)
+	// or SandboxForceFallback (the fallback's refusals, for tests and machines whose
+	// namespaces misbehave). "" means SandboxAuto.
+	Sandbox string
 }
+
+// Sandbox settings (ShadowOptions.Sandbox, premortem.shadow.sandbox, --shadow-sandbox).
+const (
+	SandboxAuto          = "auto"
+	SandboxForceFallback = "fallback"
+)
 
 // EventKind is the kind of an Event.
 type EventKind string

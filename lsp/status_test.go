@@ -45,7 +45,10 @@ func (f *fakeKernel) ShadowResult(context.Context, string) (*facts.ShadowResult,
 	return nil, kernelclient.ErrBusy
 }
 func (f *fakeKernel) ShadowCancel(context.Context, string) error { return nil }
-func (f *fakeKernel) Events() <-chan kernelclient.Event          { return f.events }
+func (f *fakeKernel) SandboxProbe(context.Context, string) (*facts.SandboxInfo, error) {
+	return &facts.SandboxInfo{Sandbox: facts.SandboxFallback, Reason: "fake kernel"}, nil
+}
+func (f *fakeKernel) Events() <-chan kernelclient.Event { return f.events }
 func (f *fakeKernel) Close() error {
 	f.mu.Lock()
 	f.closed = true

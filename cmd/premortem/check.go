@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/premortem/premortem/judge"
+	"github.com/premortem/premortem/kernelclient"
 	"github.com/premortem/premortem/llm"
 )
 
@@ -47,6 +48,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	// Longer than the editor's 3 s: nobody waits at the keyboard for a batch check, and a
 	// cell cut short is an unknown verdict.
 	shadowTimeout := fs.Duration("shadow-timeout", 30*time.Second, "time limit of one shadow run")
+	shadowSandbox := fs.String("shadow-sandbox", kernelclient.SandboxAuto, "shadow child's sandbox: auto (namespaces where allowed) or fallback (refuse writes, sockets and processes)")
 	noKernel := fs.Bool("static", false, "static checks only: start no kernel")
 	kernelName := fs.String("kernel", "", "kernelspec name (default: the notebook's)")
 	replayTimeout := fs.Duration("timeout", 10*time.Minute, "time limit for each replayed cell")
@@ -105,6 +107,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts.ShadowTimeout = *shadowTimeout
+	if *shadowSandbox != kernelclient.SandboxAuto && *shadowSandbox != kernelclient.SandboxForceFallback {
+		fmt.Fprintf(stderr, "premortem check: --shadow-sandbox %q: want auto or fallback\n", *shadowSandbox)
+		return 2
+	}
+	opts.ShadowSandbox = *shadowSandbox
 	// A batch check may shadow-run training loops: the shadow timeout bounds them.
 	opts.ShadowLongRuns = true
 	if !*quiet {

@@ -4,6 +4,7 @@ The module is kept in parts, joined in file-name order into one module (embed.go
 00_common (JSON plumbing, deadlines, RNG guard), 10_resolve (name resolution),
 11_describe and 12_describe_libs (facts per value kind), 13_inspect (inspect, whoami),
 20_shadow (the shadow runner, kernel side), 30_child (the forked child's guards and run),
+31_sandbox (the child's namespace sandbox, its fallback, and containment of inherited state),
 90_reinject (stopping an older copy's children). VERSION is a hash of the joined source.
 
 premortem injects this source into the user's Jupyter kernel as the private module
@@ -33,7 +34,7 @@ the text/plain of the user expression is the JSON of a Go facts type:
     PIL images: shape [height, width(, bands)], dtype = mode; Loader.sample_* describe
     dataset[0]'s top-level elements (no batch dimension).
 ``whoami()`` -> {"vsc_ipynb_file", "session", "cwd", "pid", "version"}
-``shadow(code, timeout_s=3.0, trace=False, max_memory=0)`` -> facts.ShadowResult
+``shadow(code, timeout_s=3.0, trace=False, max_memory=0, sandbox="auto")`` -> facts.ShadowResult
     Forks the kernel and runs the cell in the child; returns at once (status "running",
     token, fork_ms = kernel busy time of this call) or a final result (skipped; a SyntaxError
     found without forking; a refused/display-only cell magic). At most one child per kernel:
@@ -43,14 +44,38 @@ the text/plain of the user expression is the JSON of a Go facts type:
 
 Child containment: new session; fds 0-2 on /dev/null; stdout/stderr to bounded buffers;
 display publisher, display formatter, displayhook and the kernel session's send neutralized;
-input()/getpass refused; shell commands and non-whitelisted magics refused; matplotlib on
-Agg; GC off (copy-on-write); RLIMIT_AS = current size + max_memory (default 2 GiB), CPU limit
-and alarm past the timeout; an audit hook refusing file writes/deletes/renames/mkdir/chmod,
-sockets, subprocesses, exec, fork, kill of other processes; path-taking native writers
-(torch.save, DataFrame.to_parquet/to_hdf/..., h5py, cv2, keras, xgboost) refused; and on Linux
-x86_64 a seccomp filter that kills the child (SIGSYS -> status refused) on writes, deletes,
-renames, connect/bind, exec and fork done by native code. Any refusal makes the status
-"refused" even if the cell caught the exception. MemoryError (the cap) -> "died".
+input()/getpass refused; non-whitelisted magics refused; matplotlib on Agg; GC off
+(copy-on-write); oom_score_adj 1000; RLIMIT_AS = current size + max_memory (default 2 GiB),
+CPU limit and alarm past the timeout; joblib (so scikit-learn) runs with n_jobs=1. Then one
+of two sandboxes (31_sandbox; ShadowResult.sandbox and sandbox_reason say which and why):
+- "namespaces" (shadow(..., sandbox="auto") where unshare is allowed): the child enters new
+  user (uid/gid mapped to themselves), mount, network and PID namespaces; every writable
+  mount is seen through an overlay whose upper layer is a throwaway tmpfs (pseudo
+  filesystems and /dev bind-mounted, /dev/shm overlaid); the cell runs in a grandchild that
+  is pid 1 of the PID namespace with a fresh /proc, so subprocesses, joblib/DataLoader
+  workers and `!cmd` run inside and die with it, and no other process is visible. Writes,
+  deletes, renames, caches and checkpoints happen inside and vanish; the network namespace
+  is empty (loopback up): a network failure is status "refused", "the cell needs the
+  network". No write/socket/process refusals are installed.
+- "fallback" (unshare failed: the reason says why; or sandbox="fallback"): an audit hook
+  refusing file writes/deletes/renames/mkdir/chmod, sockets, subprocesses, exec, fork and
+  calls aimed at other processes; path-taking native writers (torch.save,
+  DataFrame.to_parquet/to_hdf/..., h5py, cv2, keras, xgboost) refused; shell commands
+  refused; DataLoader num_workers=0; first-import caches (MPLCONFIGDIR when matplotlib has
+  none yet, TMPDIR/tempfile, NUMBA_CACHE_DIR) in a scratch directory the child creates and
+  the parent removes; and on Linux x86_64 a seccomp filter that kills the child (SIGSYS ->
+  status refused) on writes, deletes, renames, connect/bind, exec, fork and signals,
+  priority, affinity, prlimit, ptrace or process_vm_* aimed at another process, done by
+  native code (write-opens through the scratch directory's descriptor excepted).
+In both, what the kernel had open before the fork is contained before the cell runs:
+descriptors open for writing point to private copies (memfd, same offset and flags; large
+files reopened read-only, a write then a refusal) or to /dev/null (sockets, pipes, ZMQ,
+eventfds), read descriptors get their own offset, and writable MAP_SHARED mappings
+(np.memmap r+, mmap'd files, multiprocessing/torch shared memory) become private copies.
+Any refusal makes the status "refused" even if the cell caught the exception. MemoryError
+(the cap) -> "died".
+``sandbox_probe(sandbox="auto")`` -> {"sandbox", "sandbox_reason"}: which sandbox a shadow
+run gets in this kernel (forks once to try, cached per kernel process).
 
 Nothing here may raise into the user's session, import a library the user has not imported,
 iterate user iterators, draw random numbers, or leave names, history, outputs, execution count

@@ -164,8 +164,9 @@ def _line_map(orig, transformed):
     return m
 
 
-def shadow(code, timeout_s=3.0, trace=False, max_memory=0):
-    """Fork the kernel and run code in the child; returns at once (facts.ShadowResult JSON)."""
+def shadow(code, timeout_s=3.0, trace=False, max_memory=0, sandbox="auto"):
+    """Fork the kernel and run code in the child; returns at once (facts.ShadowResult JSON).
+    sandbox: "auto" (namespaces where allowed) or "fallback" (see 31_sandbox)."""
     t0 = time.perf_counter()
     token = _new_token()
     sh = _shell()
@@ -174,19 +175,21 @@ def shadow(code, timeout_s=3.0, trace=False, max_memory=0):
     except BaseException:
         count = 0
     try:
-        res = _start(token, str(code), float(timeout_s or 3.0), bool(trace), int(max_memory or 0), sh, count, t0)
+        res = _start(token, str(code), float(timeout_s or 3.0), bool(trace), int(max_memory or 0), sh, count, t0,
+                     str(sandbox or "auto"))
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:
         res = _final(token, "skipped", "shadow run could not start: %s" % _err(e))
     res.setdefault("execution_count", count)
     res.setdefault("fork_ms", round((time.perf_counter() - t0) * 1000.0, 3))
+    _annotate(res, sandbox)
     if res.get("status") != "running":
         _store(dict(res))
     return _JSON(res)
 
 
-def _start(token, code, timeout, trace, max_memory, sh, count, t0):
+def _start(token, code, timeout, trace, max_memory, sh, count, t0, sandbox="auto"):
     reason = _skip_reason()
     if reason:
         return _final(token, "skipped", reason)
@@ -238,10 +241,11 @@ def _start(token, code, timeout, trace, max_memory, sh, count, t0):
     if pid == 0:  # child: never returns
         try:
             os.close(rfd)
-            _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, old_mask, is_async, sh)
+            _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, old_mask, is_async, sh, sandbox)
         finally:
             os._exit(70)
     fork_ms = (time.perf_counter() - tf) * 1000.0
+    _sandbox_of[pid] = sandbox
     try:  # register and start reaping before signals are unblocked: a KeyboardInterrupt must
         # not leave the child unreaped
         os.close(wfd)
@@ -362,6 +366,7 @@ def _reap(child):
                     pass
         with _lock:
             _children.pop(child.token, None)
+        _sandbox_cleanup(child.pid)
     elapsed = (time.monotonic() - child.started) * 1000.0
     res = _outcome(child, b"".join(chunks), status, timed_out, elapsed)
     with _lock:
@@ -369,6 +374,7 @@ def _reap(child):
     for k in ("fork_ms", "execution_count"):
         if k in prev:
             res.setdefault(k, prev[k])
+    _annotate(res, _sandbox_of.pop(child.pid, "auto"))
     _store(res)
 
 
@@ -398,7 +404,7 @@ def _outcome(child, data, status, timed_out, elapsed):
         except BaseException:
             name = str(sig)
         if sig == getattr(signal, "SIGSYS", -1):
-            what = "a file write, delete, rename, socket or process launch from native code"
+            what = "a file write, delete, rename, socket, process launch or action on another process from native code"
             return _final(token, "refused", "the cell tried a side effect a shadow run does not allow (%s); outcome unknown"
                           % what, refused=what, elapsed_ms=round(elapsed, 3))
         if sig == getattr(signal, "SIGXCPU", -1):

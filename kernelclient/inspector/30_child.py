@@ -50,6 +50,8 @@ def _arg(a):
 
 
 def _audit(event, args):
+    if _in_scratch[0]:
+        return  # the fallback's scratch directory (_Scratch): writes there are allowed
     if event == "open":
         path, mode, flags = (tuple(args) + (None, None, None))[:3]
         if isinstance(path, int):
@@ -75,10 +77,26 @@ def _audit(event, args):
         return
     if event in ("os.kill", "os.killpg") and args and args[0] in (os.getpid(), 0):
         return
+    if event == "subprocess.Popen" and len(args) > 1 and _probe_command(args):
+        # A library asking the system about itself (matplotlib's font scan runs fc-list on
+        # its first import): it handles a missing tool, so the tool is "missing" here.
+        raise FileNotFoundError(_errno.ENOENT, "not run in a premortem shadow run", _arg(args[0]))
     n = 2 if event in ("os.rename", "os.link", "os.symlink", "shutil.move", "shutil.copyfile", "shutil.copytree",
                        "subprocess.Popen") else 1
     shown = ", ".join(repr(_arg(a)) for a in list(args)[:n])
     _refuse("%s(%s)" % (event, shown))
+
+
+_PROBE_COMMANDS = frozenset(["fc-list", "fc-match", "nvidia-smi", "lscpu", "sysctl"])
+
+
+def _probe_command(args):
+    try:
+        argv = args[1]
+        exe = args[0] if args[0] else (argv[0] if isinstance(argv, (list, tuple)) and argv else argv)
+        return os.path.basename(os.fsdecode(exe)) in _PROBE_COMMANDS
+    except BaseException:
+        return False
 
 
 def _path_like(f):
@@ -291,7 +309,9 @@ class _Tracer(object):
         return self.local_trace
 
 
-def _install_child_guards(sh, out, err):
+def _install_child_guards(sh, out, err, box):
+    """Output to buffers, no input, no display; in the fallback sandbox also the write,
+    socket and process refusals (the namespace sandbox contains those instead)."""
     import signal
 
     sys.stdout = out
@@ -306,16 +326,16 @@ def _install_child_guards(sh, out, err):
     gp = sys.modules.get("getpass")
     if gp is not None:
         gp.getpass = _no_input
+    fallback = box.kind != "namespaces"
     if sh is not None:
-        _guard_shell(sh)
+        _guard_shell(sh, fallback)
+    os.environ["MPLBACKEND"] = "agg"  # a first import of pyplot must not pick the inline backend
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is not None:
         try:
             plt.switch_backend("agg")
         except BaseException:
             pass
-    _patch_native_writers()
-    _devnull_without_syscall()
     plat = sys.modules.get("platform")
     if plat is not None and hasattr(plat, "_Processor"):
         # platform.uname().processor runs `uname -p` (pandas asks on import); on Linux it
@@ -324,10 +344,18 @@ def _install_child_guards(sh, out, err):
             plat._Processor.from_subprocess = staticmethod(lambda: "")
         except BaseException:
             pass
-    # joblib probes named semaphores (a file in /dev/shm) when first imported; process
-    # pools are refused in a shadow run anyway.
-    os.environ["JOBLIB_MULTIPROCESSING"] = "0"
-    sys.addaudithook(_audit)
+    _sequential_parallelism(dataloader=fallback)
+    if fallback:
+        _patch_native_writers()
+        _devnull_without_syscall()
+        if box.scratch is not None:
+            _scratch_env(box.scratch)
+            _scratch_wrappers()
+        _guard_other_processes()
+        # joblib probes named semaphores (a file in /dev/shm) when first imported; process
+        # pools are refused in the fallback anyway.
+        os.environ["JOBLIB_MULTIPROCESSING"] = "0"
+        sys.addaudithook(_audit)
     try:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     except BaseException:
@@ -341,8 +369,9 @@ def _count_display(*a, **k):
     _displays[0] += 1
 
 
-def _guard_shell(sh):
-    """Output to buffers, never the kernel's sockets; magics and shell commands screened."""
+def _guard_shell(sh, fallback=True):
+    """Output to buffers, never the kernel's sockets; magics screened, and shell commands
+    refused in the fallback sandbox (the namespace sandbox runs them inside)."""
     pub = getattr(sh, "display_pub", None)
     if pub is not None:
         # Instance attributes shadow the methods that would send display_data on IOPub.
@@ -373,6 +402,8 @@ def _guard_shell(sh):
         _refuse("shell command !%s" % _arg(cmd))
 
     for name in ("system", "system_raw", "system_piped", "getoutput"):
+        if not fallback:
+            break
         try:
             setattr(sh, name, _system)
         except BaseException:
@@ -428,15 +459,21 @@ def _run_once(line, magic, caller):
 _SC_DENY = (
     85, 87, 263, 82, 264, 316, 83, 258, 84, 86, 265, 88, 266, 90, 91, 268, 92, 93, 94, 260, 76, 77,
     132, 235, 280, 261, 133, 259, 188, 189, 190, 197, 198, 199, 49, 46, 59, 322, 57, 58, 101,
-    310, 311, 165, 166, 161, 155, 425, 426, 427, 304, 169, 167, 168, 175, 176, 313,
+    310, 311, 165, 166, 161, 155, 425, 426, 427, 304, 169, 167, 168, 175, 176, 313, 424, 438, 440,
 )  # creat unlink unlinkat rename renameat renameat2 mkdir mkdirat rmdir link linkat symlink
 # symlinkat chmod fchmod fchmodat chown fchown lchown fchownat truncate ftruncate utime utimes
 # utimensat futimesat mknod mknodat setxattr lsetxattr fsetxattr removexattr lremovexattr
 # fremovexattr bind sendmsg execve execveat fork vfork ptrace process_vm_readv/writev
 # mount umount2 chroot pivot_root io_uring_* open_by_handle_at reboot swapon swapoff
-# init_module delete_module finit_module
+# init_module delete_module finit_module pidfd_send_signal pidfd_getfd process_madvise
 _SC_OPEN = ((2, 1), (257, 2))  # open(path, flags), openat(dirfd, path, flags): deny write flags
 _SC_KILL = (62, 200, 234)  # kill, tkill, tgkill: only this process
+# sched_setaffinity, sched_setparam, sched_setscheduler, sched_setattr, prlimit64,
+# rt_sigqueueinfo, rt_tgsigqueueinfo, migrate_pages, move_pages, pidfd_open: pid in arg 0
+_SC_OWN_PID = (203, 142, 144, 314, 302, 129, 297, 256, 279, 434)
+_SC_PRIO = ((141, 2), (251, 3))  # setpriority (PRIO_USER 2), ioprio_set (IOPRIO_WHO_USER 3)
+_SC_SCRATCH = (257, 258, 263)  # openat, mkdirat, unlinkat
+_SC_SCRATCH2 = (264, 316)  # renameat, renameat2
 _SC_ENOSYS = (435, 437)  # clone3, openat2: glibc falls back to clone / callers to openat
 
 
@@ -457,6 +494,20 @@ def _seccomp_backstop():
     arg = lambda i, high=False: 16 + 8 * i + (4 if high else 0)  # noqa: E731
     pid = os.getpid()
     prog = [(ld, 0, 0, 4), (jeq, 1, 0, 0xC000003E), (ret, 0, 0, allow), (ld, 0, 0, 0)]
+    # The fallback's scratch directory: openat/mkdirat/unlinkat through its descriptor, and
+    # renames within it, are allowed before the deny rules (see _Scratch for why this holds).
+    for nr in _SC_SCRATCH:
+        prog += [(jeq, 0, 4, nr), (ld, 0, 0, arg(0)), (jeq, 0, 1, _SCRATCH_FD), (ret, 0, 0, allow), (ld, 0, 0, 0)]
+    for nr in _SC_SCRATCH2:
+        prog += [(jeq, 0, 6, nr), (ld, 0, 0, arg(0)), (jeq, 0, 3, _SCRATCH_FD), (ld, 0, 0, arg(2)),
+                 (jeq, 0, 1, _SCRATCH_FD), (ret, 0, 0, allow), (ld, 0, 0, 0)]
+    # Acting on another process: allowed only on this one (pid 0 or its own pid).
+    for nr in _SC_OWN_PID:
+        prog += [(jeq, 0, 5, nr), (ld, 0, 0, arg(0)), (jeq, 2, 0, pid), (jeq, 1, 0, 0), (ret, 0, 0, kill),
+                 (ret, 0, 0, allow)]
+    for nr, user in _SC_PRIO:  # setpriority/ioprio_set(which, who): never "every process of the user"
+        prog += [(jeq, 0, 7, nr), (ld, 0, 0, arg(0)), (jeq, 3, 0, user), (ld, 0, 0, arg(1)), (jeq, 2, 0, pid),
+                 (jeq, 1, 0, 0), (ret, 0, 0, kill), (ret, 0, 0, allow)]
     for nr in _SC_DENY:
         prog += [(jeq, 0, 1, nr), (ret, 0, 0, kill)]
     for nr in _SC_ENOSYS:
@@ -593,7 +644,8 @@ def _frames(tb, code, lmap):
     return frames, line
 
 
-def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, old_mask, is_async, sh):
+def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, old_mask, is_async, sh,
+                sandbox="auto"):
     import signal
 
     t0 = time.perf_counter()
@@ -633,6 +685,14 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
     except BaseException:
         pass
     phases = {"setup": time.perf_counter()}
+    _keep_fds.add(wfd)
+    try:
+        # With namespaces this process is from here on G, pid 1 of the new PID namespace
+        # (the forked child only relays G's exit status; see 31_sandbox).
+        box = _enter_sandbox(sandbox, max_memory)
+    except BaseException as e:
+        box = _Box("fallback", "the sandbox could not be set up (%s)%s" % (_err(e), _FALLBACK_TAIL))
+    phases["sandbox"] = time.perf_counter()
     _limits(timeout, max_memory)
     phases["limits"] = time.perf_counter()
     if rstate is not None:
@@ -652,13 +712,15 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
     tracer = None
     try:
         phases["rng"] = time.perf_counter()
-        _install_child_guards(sh, out, err)
+        _install_child_guards(sh, out, err, box)
         phases["guards"] = time.perf_counter()
         ns = sh.user_ns if sh is not None else _user_ns()
-        try:
-            res["sandbox"] = "seccomp" if _seccomp_backstop() else "audit"
-        except BaseException:
-            res["sandbox"] = "audit"
+        if box.kind != "namespaces":
+            try:
+                if not _seccomp_backstop():
+                    box.reason += " (no seccomp backstop on this platform: native writes are not stopped)"
+            except BaseException:
+                pass
         if trace:
             tracer = _Tracer(cell_code, lmap)
             sys.settrace(tracer.global_trace)
@@ -681,7 +743,10 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
     except ShadowRefusal:
         pass
     except BaseException as e:
-        if _is_memory_error(e):
+        boxed = _sandbox_outcome(box, e)
+        if boxed is not None:
+            res = boxed
+        elif _is_memory_error(e):
             res = {"status": "died", "reason": "the cell needed more memory than the shadow run allows (%d MiB extra); outcome unknown"
                    % (max_memory >> 20)}
         else:
@@ -695,6 +760,8 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
     if _refusals:
         res = {"status": "refused", "refused": _refusals[0],
                "reason": "the cell tried a side effect a shadow run does not allow (%s); outcome unknown" % _refusals[0]}
+    res["sandbox"] = box.kind
+    res["sandbox_reason"] = box.reason
     if tracer is not None:
         res["trace"] = tracer.states
         if tracer.truncated:
@@ -708,6 +775,8 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
     prev = t0
     for k in list(phases):
         phases[k], prev = round((phases[k] - prev) * 1000.0, 3), phases[k]
+    for k, v in box.phases.items():
+        phases["sandbox_" + k] = round(v * 1000.0, 3)  # the steps of the "sandbox" phase
     res["child_phases_ms"] = phases
     try:
         data = json.dumps(res, separators=(",", ":"), allow_nan=False, default=str).encode()
