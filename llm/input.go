@@ -28,6 +28,6 @@ type Input struct {
 	Evidence []analysis.Finding
 	// Dependencies are indexes into Executed of the cells the target depends on
 	// (transitively), from the dataflow; nil means unknown and sends every executed cell.
-	// SliceDependencies computes a lexical approximation.
+	// SliceDependencies computes them statement by statement from analysis's facts.
 	Dependencies []int
 }

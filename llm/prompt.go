@@ -211,7 +211,7 @@ func selectCells(in Input, wholeCells bool) selection {
 			}
 			seen[i] = true
 			// History before the statements that produced names with runtime facts is
-			// summarised by the facts; cells the lexical slice does not understand stay.
+			// summarised by the facts; cells the statement slice does not understand stay.
 			if _, cut := sl.kept[i]; !cut && len(known) > 0 {
 				if _, understood := plain.kept[i]; understood {
 					sel.summarised++

@@ -9,8 +9,8 @@ import (
 // depends on, transitively: walking back in execution order, a statement is kept when it
 // binds or changes in place a name still needed, and then the names it reads are needed too;
 // an unconditional top-level rebinding stops the search for earlier definitions of that
-// name. It is a lexical approximation for callers without the tree-sitter dataflow (the CLI
-// and `premortem eval`); it errs on the side of keeping a cell.
+// name. It reads cells with analysis's tree-sitter facts (per statement) and errs on the side
+// of keeping a cell.
 func SliceDependencies(executed []CellText, target string) []int {
 	return sliceStatements(executed, target, nil).cells
 }
@@ -36,39 +36,13 @@ type slice struct {
 	stmts map[int][]statement
 }
 
-// splitStatements cuts a cell into top-level statements. Magics, shell lines, blank and
-// comment-only lines belong to no statement.
+// splitStatements cuts a cell into top-level statements with analysis's tree-sitter
+// front end. Magics, shell lines, blank and comment-only lines belong to no statement.
 func splitStatements(src string) []statement {
-	lls := splitLogicalLines(src)
-	if len(lls) == 0 {
-		return nil
-	}
-	base := lls[0].indent
-	for _, ll := range lls {
-		base = min(base, ll.indent)
-	}
-	var out []statement
-	var cur *statement
-	decorated := false
-	for _, ll := range lls {
-		head := ll.toks[0].text
-		continues := cur != nil && (ll.indent > base || decorated ||
-			head == "else" || head == "elif" || head == "except" || head == "finally")
-		if !continues {
-			if cur != nil {
-				out = append(out, *cur)
-			}
-			cur = &statement{start: ll.start}
-		}
-		if ll.indent == base {
-			decorated = head == "@"
-		}
-		cur.end = ll.end
-	}
-	out = append(out, *cur)
-	lines := strings.Split(strings.ReplaceAll(src, "\r\n", "\n"), "\n")
-	for i := range out {
-		out[i].names = analyzeCell(strings.Join(lines[out[i].start:out[i].end+1], "\n"))
+	sts := cellStatements(src)
+	out := make([]statement, len(sts))
+	for i, st := range sts {
+		out[i] = statement{start: st.StartLine, end: st.EndLine, names: mergeNames(src, sts[i:i+1])}
 	}
 	return out
 }

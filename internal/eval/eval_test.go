@@ -310,7 +310,7 @@ func TestEvalJudgeSettingsUseTheRunner(t *testing.T) {
 
 // TestPromptSizeVsCrane measures premortem's sliced code prompt against CRANE-LLM's exact
 // prompt bodies over the development cases and prints the table (go test -v -run
-// TestPromptSizeVsCrane ./cmd/premortem/).
+// TestPromptSizeVsCrane ./internal/eval/).
 func TestPromptSizeVsCrane(t *testing.T) {
 	cases, err := loadCases(testCases, "", "", nil)
 	if err != nil {
