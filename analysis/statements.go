@@ -25,12 +25,16 @@ type StatementFacts struct {
 // not Python (%%bash) has none. Like ParseCell it never fails: unparsable parts come back as
 // statements whose Facts carry SyntaxErrors.
 func CellStatements(text string) []StatementFacts {
+	if len(text) > MaxCellBytes {
+		return nil // ParseCell reports the cell as too large to analyse
+	}
 	m := maskCell(text)
-	if !m.pythonBody {
-		return nil
+	if !m.pythonBody || bracketOverflow(m.src) >= 0 {
+		return nil // not Python, or nested too deep to analyse (ParseCell says so)
 	}
 	tree, _ := parseTree(m.src, nil)
-	root := mirror(tree)
+	// A cut at the depth limit is reported once, in the cell's own facts (ParseCell).
+	root, _ := mirror(tree)
 	if tree != nil {
 		tree.Close()
 	}
@@ -62,10 +66,10 @@ func CellStatements(text string) []StatementFacts {
 		// A module node holding only this statement's nodes: every fact extractor walks
 		// from a module, and the offsets stay the cell's.
 		sub := &node{typ: root.typ, start: g.kids[0].start, end: g.kids[len(g.kids)-1].end, named: true, kids: g.kids}
-		f := buildFacts(text, &bare, sub)
+		f := buildFacts(text, &bare, sub, -1)
 		st := StatementFacts{StartLine: g.start, EndLine: g.end, Facts: f}
 		for _, fn := range methods(g.kids) {
-			mf := buildFacts(text, &bare, &node{typ: root.typ, start: fn.start, end: fn.end, named: true, kids: []*node{fn}})
+			mf := buildFacts(text, &bare, &node{typ: root.typ, start: fn.start, end: fn.end, named: true, kids: []*node{fn}}, -1)
 			for _, x := range mf.Functions {
 				st.MethodReads = append(st.MethodReads, x.Reads...)
 			}
