@@ -30,6 +30,19 @@
 // Functions) must exist when the call runs. Flow answers where a name comes from and which
 // executed cells a cell depends on.
 //
+// A pass starts from the previous one (incremental.go): only edited cells are re-parsed,
+// only the sites of the names they bind are rebuilt, and only cells whose judgement read
+// something that changed are judged again; the result equals a pass from scratch.
+//
+// # Bounds
+//
+// One cell cannot exhaust the server (limits.go): a cell over MaxCellBytes is not parsed
+// (it counts as defining anything, like a star import), more than 200 nested brackets is
+// Python's own "too many nested parentheses" SyntaxError, and syntax trees are walked
+// 1,000 levels deep, a deeper subtree being opaque. Each bound leaves a Limit in the
+// cell's facts, an info finding (not-analysed) naming the line, and a line for
+// Options.Log naming the cell.
+//
 // # Scenario tests
 //
 // Files testdata/scenarios/static/*.txtar (from the repository root) are notebooks with

@@ -157,6 +157,9 @@ func (t *typoIndex) set(n string, on bool) bool {
 	return true
 }
 
+// maxTypoMemo bounds the typo suggestions remembered.
+const maxTypoMemo = 4096
+
 // closest returns the one candidate within one edit (two for names longer than five),
 // or "" when there is none or several tie. The order candidates are tried in does not
 // matter: a tie at the best distance is a tie whatever comes first.
@@ -185,6 +188,9 @@ func (t *typoIndex) closest(name string) string {
 	}
 	if tie || bestD > limit {
 		best = ""
+	}
+	if len(t.memo) >= maxTypoMemo {
+		clear(t.memo) // every name typed on the way is asked about once: keep the memo bounded
 	}
 	t.memo[name] = best
 	return best

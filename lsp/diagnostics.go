@@ -111,7 +111,8 @@ func (s *Server) analyzeNow(ctx context.Context, d *document, gen uint64, snap *
 	ns := d.namespace
 	d.rmu.Unlock()
 	d.amu.Lock()
-	res, err := d.analyzer.Analyze(ctx, snap, analysis.Options{Namespace: ns})
+	logLimit := func(msg string) { s.logf(protocol.MessageTypeInfo, "%s: %s", d.uri, msg) }
+	res, err := d.analyzer.Analyze(ctx, snap, analysis.Options{Namespace: ns, Log: logLimit})
 	d.amu.Unlock()
 	if err != nil {
 		return nil, err
