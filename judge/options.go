@@ -29,11 +29,27 @@ type Options struct {
 	// right for a batch check, where nobody waits at the keyboard and the shadow timeout
 	// still bounds the run; an editor keeps it off to spare the CPU while the user types.
 	ShadowLongRuns bool
+	// DevRunCap > 0 turns on the fast dev run: a cell with loops also runs with every loop
+	// capped at DevRunCap iterations, within ShadowTimeout, while the full run goes on
+	// within ShadowFullTimeout (judge/fastdev.go). 0 turns it off.
+	DevRunCap int
+	// ShadowFullTimeout bounds the full shadow run that goes on in the background after the
+	// budget (default 60 s; never less than ShadowTimeout).
+	ShadowFullTimeout time.Duration
 }
+
+// DefaultDevRunCap is the iterations a loop keeps in a fast dev run: enough to run the
+// body once after its first iteration changed state, few enough for a 1 M-row loader.
+const DefaultDevRunCap = 3
+
+// DefaultShadowFullTimeout bounds the background full run: a training cell of a minute
+// still gets a final answer, a hanging one stops using a core soon.
+const DefaultShadowFullTimeout = 60 * time.Second
 
 // DefaultOptions are the layers a user gets without configuration: everything local.
 func DefaultOptions() Options {
-	return Options{Rules: true, Shadow: ShadowSafe, ShadowTimeout: 3 * time.Second, Trace: true, InspectBudget: 50 * time.Millisecond}
+	return Options{Rules: true, Shadow: ShadowSafe, ShadowTimeout: 3 * time.Second, Trace: true, InspectBudget: 50 * time.Millisecond,
+		DevRunCap: DefaultDevRunCap, ShadowFullTimeout: DefaultShadowFullTimeout}
 }
 
 func (o Options) shadowTimeout() time.Duration {
@@ -48,4 +64,13 @@ func (o Options) inspectBudget() time.Duration {
 		return 50 * time.Millisecond
 	}
 	return o.InspectBudget
+}
+
+func (o Options) devRunCap() int { return max(o.DevRunCap, 0) }
+
+func (o Options) shadowFullTimeout() time.Duration {
+	if o.ShadowFullTimeout <= 0 {
+		return DefaultShadowFullTimeout
+	}
+	return o.ShadowFullTimeout
 }
