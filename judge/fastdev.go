@@ -92,6 +92,9 @@ func (s *staged) wait(ctx context.Context, early func(*facts.ShadowResult)) (*fa
 		}
 		if res != nil {
 			s.fullRes = res
+			if res.Status == facts.ShadowTimeout && s.devRes != nil {
+				return s.fullTimedOut(), nil // the fast dev run's answer is the better one
+			}
 			if s.devTok != "" && s.devRes == nil {
 				s.cancel(s.devTok)
 			}

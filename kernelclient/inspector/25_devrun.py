@@ -239,7 +239,12 @@ class _DevrunXform(object):
                 lid = len(self.loops) + 1
                 kind = "for" if isinstance(s, ast.For) else "while"
                 try:
-                    head = ast.unparse(s.target) + " in " + ast.unparse(s.iter) if kind == "for" else ast.unparse(s.test)
+                    if kind == "for":
+                        tgt = s.target
+                        names = tgt.elts if isinstance(tgt, ast.Tuple) else [tgt]
+                        head = ", ".join(ast.unparse(e) for e in names) + " in " + ast.unparse(s.iter)
+                    else:
+                        head = ast.unparse(s.test)
                 except BaseException:
                     head = ""
                 self.loops[lid] = {"line": _map(self.lmap, s.lineno), "kind": kind, "header": head[:120],
