@@ -101,6 +101,7 @@ func (j *Judge) Cell(ctx context.Context, nb *notebook.Notebook, cellID string) 
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		default:
+			l.NoShadow = "the shadow run could not run (" + err.Error() + ")"
 			l.Notes = append(l.Notes, "shadow run failed: "+err.Error())
 		}
 	}

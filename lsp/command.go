@@ -204,7 +204,11 @@ func (s *Server) shadowRunCommand(ctx context.Context, args []json.RawMessage) (
 		mode = ShadowSafe
 	}
 	p := &pass{d: d, gen: d.gen.Load(), snap: snap, settings: settings, focus: c.ID, force: true}
-	r := s.rt.shadow(ctx, p, a, res, c, mode)
+	// The user asked for this run: wait for the full run's answer (progress shows it).
+	r := s.rt.shadow(ctx, p, a, res, c, mode, true)
+	if l := d.layersFor(c); l != nil && l.shadow != nil && !l.shadowProvisional {
+		r = l.shadow
+	}
 	if r == nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -212,6 +216,9 @@ func (s *Server) shadowRunCommand(ctx context.Context, args []json.RawMessage) (
 		return nil, errors.New("the shadow run failed; see the premortem log")
 	}
 	msg := shadowSummary(r.Status, r.Exception, r.Message, r.Line, r.Reason)
+	if r.Status == "ok" && r.DevRun != nil && r.DevRun.Shortened {
+		msg = "ran clean with its loops shortened (fast dev run); the full run did not finish"
+	}
 	s.showf(protocol.MessageTypeInfo, "shadow run of the cell: %s", msg)
 	return msg, nil
 }

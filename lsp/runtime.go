@@ -621,11 +621,13 @@ func (rt *runtimeLayer) recoverTo(what string) {
 // judgeFor builds the judge of a pass.
 func (rt *runtimeLayer) judgeFor(a *attachment, settings Settings, shadowMode string) *judge.Judge {
 	j := &judge.Judge{Options: judge.Options{
-		Rules:         settings.Rules.Enabled,
-		Shadow:        shadowMode,
-		ShadowTimeout: settings.Shadow.Timeout.D(),
-		Trace:         true,
-		InspectBudget: 50 * time.Millisecond,
+		Rules:             settings.Rules.Enabled,
+		Shadow:            shadowMode,
+		ShadowTimeout:     settings.Shadow.Timeout.D(),
+		Trace:             true,
+		InspectBudget:     50 * time.Millisecond,
+		DevRunCap:         settings.Shadow.FastDevRun,
+		ShadowFullTimeout: settings.Shadow.FullTimeout.D(),
 	}}
 	if a != nil {
 		j.Kernel = a.k
@@ -649,7 +651,7 @@ func (rt *runtimeLayer) check(ctx context.Context, p *pass, res *analysis.Result
 		return
 	}
 	if a != nil && settings.Shadow.Mode != ShadowOff {
-		rt.shadow(ctx, p, a, res, focus, settings.Shadow.Mode)
+		rt.shadow(ctx, p, a, res, focus, settings.Shadow.Mode, false)
 	}
 	if rt.llm.active(settings) && ctx.Err() == nil {
 		rt.llm.predict(ctx, p, a, res, focus)
@@ -791,36 +793,6 @@ func (rt *runtimeLayer) waitIdle(a *attachment) {
 		a.mu.Unlock()
 		rt.rescheduleFor(a, false)
 	}
-}
-
-// shadow runs the focus cell in a forked kernel, unless its cached result is current.
-func (rt *runtimeLayer) shadow(ctx context.Context, p *pass, a *attachment, res *analysis.Result, c *notebook.Cell, mode string) *facts.ShadowResult {
-	count := a.executionCount()
-	if l := p.d.layersFor(c); l != nil && l.shadow != nil && l.shadowRun >= count && !p.force {
-		return l.shadow
-	}
-	j := rt.judgeFor(a, p.settings, mode)
-	cf := res.Facts[c.ID]
-	r, err := j.ShadowRun(ctx, c.Text, cf)
-	if err != nil {
-		if ctx.Err() == nil {
-			rt.s.tracef("shadow run of %s: %v", c.ID, err)
-		}
-		return nil
-	}
-	if r == nil {
-		return nil
-	}
-	fs, notes := judge.ShadowFindings(c.ID, c.Text, cf, r)
-	p.d.updateLayers(c, func(l *cellLayers) {
-		l.shadow, l.shadowFind, l.shadowRun = r, fs, count
-		l.notes = append(l.notes, notes...)
-	})
-	rt.s.publish(ctx, p.d, p.gen)
-	if len(r.Trace) > 0 {
-		rt.s.refreshInlayHints()
-	}
-	return r
 }
 
 // value returns the runtime facts of a name for a hover: from the cell's cached
