@@ -49,8 +49,10 @@ func (rt *runtimeLayer) shadow(ctx context.Context, p *pass, a *attachment, res 
 		}
 	}
 	early := func(r *facts.ShadowResult) {
-		store(r, true)
+		// The progress begins before the provisional answer shows, so a client never sees a
+		// provisional answer without knowing that a better one is coming.
 		endProgress = rt.llm.beginProgress(ctx, fmt.Sprintf("premortem: full shadow run of cell %d goes on (up to %s)", p.snap.Index(c.ID)+1, fullLimit(p.settings)))
+		store(r, true)
 		answered(r)
 	}
 	go func() {
