@@ -67,7 +67,7 @@ type cellLayers struct {
 	// then runs the cell again).
 	shadowRun         int
 	shadowProvisional bool
-	llm       []analysis.Finding
+	llm               []analysis.Finding
 	// llmDone is set once the LLM answered for this text, at kernel count llmRun.
 	llmDone bool
 	llmRun  int

@@ -31,9 +31,9 @@ type jsonReplay struct {
 }
 
 type jsonCell struct {
-	Index      int           `json:"index"`
-	Verdict    string        `json:"verdict"`
-	Confidence float64       `json:"confidence"`
+	Index      int     `json:"index"`
+	Verdict    string  `json:"verdict"`
+	Confidence float64 `json:"confidence"`
 	// Reason says why the verdict is unknown (which layer could not tell, and why).
 	Reason   string        `json:"reason,omitempty"`
 	Findings []jsonFinding `json:"findings"`
