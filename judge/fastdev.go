@@ -82,8 +82,10 @@ func (s *staged) wait(ctx context.Context, early func(*facts.ShadowResult)) (*fa
 			return nil, ctx.Err()
 		case <-time.After(wait):
 		}
-		if wait < 80*time.Millisecond {
-			wait += wait / 2
+		// Polls are short silent requests (a millisecond of kernel time): often at first,
+		// when most cells answer, then every 80 ms.
+		if limit := pollCeiling(time.Since(s.start)); wait < limit {
+			wait = min(limit, wait+wait/2)
 		}
 		res, err := s.poll(ctx, s.fullTok)
 		if err != nil {
@@ -128,6 +130,14 @@ func (s *staged) wait(ctx context.Context, early func(*facts.ShadowResult)) (*fa
 			return s.fullTimedOut(), nil
 		}
 	}
+}
+
+// pollCeiling is the longest pause between two polls after elapsed.
+func pollCeiling(elapsed time.Duration) time.Duration {
+	if elapsed < time.Second {
+		return 20 * time.Millisecond
+	}
+	return 80 * time.Millisecond
 }
 
 // poll asks once for a run's outcome: nil while it runs (or the kernel is busy for a moment).

@@ -236,7 +236,8 @@ def _start(token, code, timeout, trace, max_memory, sh, count, t0, full_timeout=
     if capped is not None:
         dev = _fork_child(_new_token(), code, capped, lmap, timeout, trace, max_memory, sh, count, t0, is_async,
                           (meta, devrun_cap))
-    res = _fork_child(token, code, cell_code, lmap, full_limit, trace, max_memory, sh, count, t0, is_async, None)
+    res = _fork_child(token, code, cell_code, lmap, full_limit, trace, max_memory, sh, count, t0, is_async,
+                      None, background=dev is not None)
     if dev is not None:
         res["devrun_token"] = dev["token"]
         res["devrun_fork_ms"] = dev.get("fork_syscall_ms")
@@ -244,9 +245,12 @@ def _start(token, code, timeout, trace, max_memory, sh, count, t0, full_timeout=
     return res
 
 
-def _fork_child(token, code, cell_code, lmap, timeout, trace, max_memory, sh, count, t0, is_async, devrun):
+def _fork_child(token, code, cell_code, lmap, timeout, trace, max_memory, sh, count, t0, is_async, devrun,
+                background=False):
     """Forks one child running cell_code (devrun: (meta, cap) for the capped child, else None),
-    registers it and starts its reaper; returns the "running" answer."""
+    registers it and starts its reaper; returns the "running" answer. A background child (the
+    full run beside a capped one) runs at a lower priority, so the answer the user waits for
+    gets the CPU first."""
     rnd = sys.modules.get("random")
     rstate = rnd.getstate() if rnd is not None else None
     import signal
@@ -266,6 +270,11 @@ def _fork_child(token, code, cell_code, lmap, timeout, trace, max_memory, sh, co
             os.close(rfd)
             if devrun is not None:
                 _devrun_begin(devrun[0], devrun[1])
+            if background:
+                try:
+                    os.nice(10)
+                except BaseException:
+                    pass
             _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, old_mask, is_async, sh)
         finally:
             os._exit(70)

@@ -16,7 +16,7 @@ _DEVRUN_MODULE = "_premortem_inspector"
 _DR_NOT_MUTATING = frozenset(["train", "eval", "zero_grad", "backward", "step", "item", "cpu", "numpy", "detach",
                               "size", "dim", "print", "write", "flush", "set_postfix", "set_description", "update_bar"])
 
-_DR = {"meta": None, "stats": {}, "cap": 0}
+_DR = {"meta": None, "stats": {}, "cap": 0, "caps": {}}
 
 
 class _DrStat(object):
@@ -47,7 +47,7 @@ def _dr_for(iterable, lid):
 def _dr_for_gen(iterable, it, lid):
     st = _dr_stat(lid)
     st.entries += 1
-    cap = _DR["cap"] or 3
+    cap = _DR["caps"].get(lid) or _DR["cap"] or 3
     k = 0
     for x in it:
         if k >= cap:
@@ -73,7 +73,7 @@ def _dr_enter(lid):
 def _dr_while(lid):
     """True while the capped while loop may run another iteration (its test was true)."""
     st = _dr_stat(lid)
-    cap = _DR["cap"] or 3
+    cap = _DR["caps"].get(lid) or _DR["cap"] or 3
     if st.cur >= cap:
         st.shortened += 1
         st.short_ran = st.cur
@@ -253,6 +253,9 @@ class _DevrunXform(object):
                     self.funcs.setdefault(func, []).append(lid)
                 first = len(self.stmts)
                 s.body = self.block(s.body, loops + [lid], func)
+                # A loop around other loops (epochs around batches) re-enters them: one
+                # iteration fewer for it halves nothing the inner loops check.
+                self.loops[lid]["outer"] = len(self.loops) > lid
                 s.orelse = self.block(s.orelse, loops, func)
                 prod = self.loops[lid]["produces"]
                 if kind == "for":
@@ -319,6 +322,10 @@ def _devrun_begin(meta, cap):
     _DR["meta"] = meta
     _DR["cap"] = int(cap)
     _DR["stats"] = {}
+    # Outer loops keep one iteration fewer (at least 2, so their second iteration still
+    # runs on the state the first one left).
+    _DR["caps"] = {lid: (max(2, int(cap) - 1) if m.get("outer") and int(cap) > 2 else int(cap))
+                   for lid, m in meta["loops"].items()}
 
 
 def _devrun_tainted(meta, short):
