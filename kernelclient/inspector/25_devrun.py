@@ -260,9 +260,11 @@ class _DevrunXform(object):
                 prod = self.loops[lid]["produces"]
                 if kind == "for":
                     _dr_targets(s.target, prod)
+                calls = self.loops[lid]["calls"] = set()
                 for r in self.stmts[first:]:
                     if lid in r["loops"]:
                         prod.update(r["stores"])
+                        calls.update(r["calls"])
                 if kind == "for":
                     s.iter = self.locate(ast.Call(func=self.helper("_dr_for", s.iter), args=[s.iter, ast.Constant(lid)],
                                                   keywords=[]), s.iter, keep=(s.iter,))
@@ -289,7 +291,8 @@ class _DevrunXform(object):
 
     def meta(self):
         funcs = {k: list(v) for k, v in self.funcs.items()}
-        return {"loops": {lid: dict(m, produces=sorted(m["produces"])) for lid, m in self.loops.items()},
+        return {"loops": {lid: dict(m, produces=sorted(m["produces"]), calls=sorted(m.get("calls", ())))
+                          for lid, m in self.loops.items()},
                 "stmts": [dict(r, reads=sorted(r["reads"]), stores=sorted(r["stores"]), calls=sorted(r["calls"]))
                           for r in self.stmts],
                 "funcs": funcs, "calls_in": {k: sorted(v) for k, v in self.calls_in.items()}}
@@ -333,8 +336,24 @@ def _devrun_tainted(meta, short):
     run a shortened loop: the loops' products, then (to a fixed point) whatever a statement
     computes from them or from calling such a function."""
     names = set()
+    called = set()
     for lid in short:
         names.update(meta["loops"][lid]["produces"])
+        called.update(meta["loops"][lid].get("calls", ()))
+    # Functions of the cell that a shortened loop calls ran fewer times: what they store
+    # (globals they append to, objects they mutate) is the loop's product too.
+    inner = set(fn for fn in called if fn in meta["funcs"] or fn in meta["calls_in"])
+    grew = True
+    while grew:
+        grew = False
+        for fn in list(inner):
+            for g in meta["calls_in"].get(fn, ()):
+                if g not in inner and (g in meta["funcs"] or g in meta["calls_in"]):
+                    inner.add(g)
+                    grew = True
+    for r in meta["stmts"]:
+        if r["func"] in inner:
+            names.update(r["stores"])
     funcs = set()
     for fn, lids in meta["funcs"].items():
         if any(l in short for l in lids):

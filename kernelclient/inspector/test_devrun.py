@@ -86,6 +86,14 @@ class DevRunTest(unittest.TestCase):
         self.assertEqual(d["reads"], ["m"])
         self.assertEqual(d["loops"][0], {"line": 4, "kind": "while", "header": "k < n", "entries": 1, "ran": 3, "shortened": True})
 
+    def test_state_a_called_function_mutates_is_the_loops_product(self):
+        code = ("seen = []\ndef step(v):\n    seen.append(v)\n\nfor v in range(40):\n    step(v)\nlast = seen[39]\n")
+        full, capped = run(code)
+        self.assertEqual(full["status"], "ok")
+        self.assertEqual((capped["status"], capped["exception"], capped["line"]), ("error", "IndexError", 7))
+        self.assertTrue(capped["devrun"]["likely"])
+        self.assertEqual(capped["devrun"]["reads"], ["seen"])
+
     def test_loop_within_cap_runs_whole_cell(self):
         full, capped = run("s = 0\nfor c in [1, 2]:\n    s += c\nassert s == 3")
         self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))
