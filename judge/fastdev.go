@@ -189,7 +189,7 @@ func (s *staged) finalDev() *facts.ShadowResult {
 	case r.Status == facts.ShadowOK:
 		r.Notes = append(r.Notes, fmt.Sprintf("fast dev run: no loop reached the cap of %d iterations, so it ran the whole cell; the full run was stopped", r.DevRun.Cap))
 	case r.DevRun.Shortened:
-		r.Notes = append(r.Notes, fmt.Sprintf("fast dev run (%s): the crash line reads nothing the shortened loops produced, so the full run was stopped", loopSummary(r.DevRun)))
+		r.Notes = append(r.Notes, "fast dev run: the crash does not depend on what the shortened loops produced (see the evidence), so the full run was stopped")
 	default:
 		r.Notes = append(r.Notes, "fast dev run: the crash came before any loop reached the cap, so the full run was stopped")
 	}
@@ -278,7 +278,11 @@ func loopSummary(d *facts.DevRun) string {
 	if len(parts) == 0 {
 		return fmt.Sprintf("loops capped at %d iterations, none reached the cap", d.Cap)
 	}
-	return fmt.Sprintf("loops capped at %d iterations; %s", d.Cap, strings.Join(parts, "; "))
+	capped := fmt.Sprintf("loops capped at %d iterations", d.Cap)
+	if d.Cap > 2 {
+		capped += fmt.Sprintf(", loops around loops at %d", max(2, d.Cap-1))
+	}
+	return capped + "; " + strings.Join(parts, "; ")
 }
 
 // onlyLoopLongRuns reports whether every long-run marker of the cell is a loop the fast dev

@@ -134,7 +134,7 @@ func TestMerge(t *testing.T) {
 		{
 			name:    "a clean fast dev run that shortened a loop: unknown, saying what was shortened",
 			layers:  Layers{Shadow: &facts.ShadowResult{Status: facts.ShadowOK, DevRun: shortLoop}, RuntimeChecked: true},
-			verdict: VerdictUnknown, conf: 0.5, want: []brief{}, wantReason: "loops were shortened and ran clean (loops capped at 3 iterations; line 2: for i in range(100) ran 3 of 100 iterations)",
+			verdict: VerdictUnknown, conf: 0.5, want: []brief{}, wantReason: "loops were shortened and ran clean (loops capped at 3 iterations, loops around loops at 2; line 2: for i in range(100) ran 3 of 100 iterations)",
 		},
 		{
 			name:    "a fast dev run in which no loop reached the cap ran the whole cell: ok",

@@ -72,7 +72,7 @@ func TestShadowFindingsOutcomes(t *testing.T) {
 		{&facts.ShadowResult{Status: facts.ShadowDied, Reason: "killed by signal 9"}, "signal 9"},
 		{&facts.ShadowResult{Status: facts.ShadowSkipped, Reason: "the kernel uses CUDA"}, "CUDA"},
 		{&facts.ShadowResult{Status: facts.ShadowOK, DevRun: &facts.DevRun{Cap: 3, Shortened: true, Loops: []facts.DevLoop{
-			{Line: 1, Kind: "while", Header: "step < n", Entries: 1, Ran: 3, Shortened: true}}}}, "loops were shortened and ran clean (loops capped at 3 iterations; line 1: while step < n ran 3 iterations)"},
+			{Line: 1, Kind: "while", Header: "step < n", Entries: 1, Ran: 3, Shortened: true}}}}, "loops were shortened and ran clean (loops capped at 3 iterations, loops around loops at 2; line 1: while step < n ran 3 iterations)"},
 		{&facts.ShadowResult{Status: facts.ShadowRunning, Reason: "the cell is still running after 3 s"}, "still running"},
 	}
 	for _, tt := range tests {
@@ -145,7 +145,7 @@ func TestShadowFindingsDevRun(t *testing.T) {
 		conf     float64
 		evidence string
 	}{
-		{true, analysis.SeverityWarning, DevRunLikelyConfidence, "the loops were shortened (loops capped at 3 iterations; line 2: for i in range(100) ran 3 of 100 iterations); the crash line reads losses"},
+		{true, analysis.SeverityWarning, DevRunLikelyConfidence, "the loops were shortened (loops capped at 3 iterations, loops around loops at 2; line 2: for i in range(100) ran 3 of 100 iterations); the crash line reads losses"},
 		{false, analysis.SeverityError, 1, "the crash line reads nothing the shortened loops produced"},
 	} {
 		fs, _ := ShadowFindings("c", text, analysis.ParseCell(text), crash(tt.likely))
