@@ -109,7 +109,7 @@ func (s *staged) wait(ctx context.Context, early func(*facts.ShadowResult)) (*fa
 				return nil, err
 			}
 			if res != nil {
-				s.devRes = res
+				s.devRes = trimTrace(res)
 				if decisive(res) {
 					s.cancel(s.fullTok)
 					return s.finalDev(), nil
@@ -252,6 +252,29 @@ func (s *staged) fullTimedOut() *facts.ShadowResult {
 		reason += fmt.Sprintf("; with its loops capped at %d iterations it still ran longer than %s", s.j.Options.devRunCap(), fmtDur(s.budget))
 	}
 	return &facts.ShadowResult{Token: s.fullTok, Status: facts.ShadowTimeout, Reason: reason}
+}
+
+// trimTrace drops the traced state from the first shortened loop on: what a capped loop
+// built (a list of 3 losses) is not what the cell builds, and inlay hints must not say it is.
+func trimTrace(r *facts.ShadowResult) *facts.ShadowResult {
+	if r.DevRun == nil || !r.DevRun.Shortened || len(r.Trace) == 0 {
+		return r
+	}
+	first := 0
+	for _, l := range r.DevRun.Loops {
+		if l.Shortened && (first == 0 || l.Line < first) {
+			first = l.Line
+		}
+	}
+	c := *r
+	c.Trace = nil
+	for _, st := range r.Trace {
+		if st.Line < first {
+			c.Trace = append(c.Trace, st)
+		}
+	}
+	c.TraceTruncated = r.TraceTruncated || len(c.Trace) < len(r.Trace)
+	return &c
 }
 
 // loopSummary says what the fast dev run shortened: "line 4: for xb, yb in loader ran 3 of
