@@ -57,6 +57,16 @@ type ShadowResult struct {
 	// ChildPhasesMS is the child's time per setup step, in milliseconds: "sandbox" (namespaces
 	// and overlay, or the fallback's scratch), its parts "sandbox_*", "guards", "run", ...
 	ChildPhasesMS map[string]float64 `json:"child_phases_ms,omitempty"`
+
+	// Fast dev run (kernelclient/inspector/25_devrun.py, judge/fastdev.go).
+	// DevRunToken, on the "running" answer of a start with a fast dev run, is the token of
+	// the child running the cell with its loops capped.
+	DevRunToken string `json:"devrun_token,omitempty"`
+	// DevRun, on the capped child's outcome, says which loops ran and which were cut short.
+	DevRun *DevRun `json:"devrun,omitempty"`
+	// Notes are what the judge learned running the layer (the fast dev run's answer, the
+	// background full run's end), for the user; the inspector never sets them.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Sandboxes a shadow child runs in.
@@ -73,6 +83,41 @@ const (
 type SandboxInfo struct {
 	Sandbox string `json:"sandbox"`
 	Reason  string `json:"sandbox_reason"`
+}
+
+// DevRun is the outcome of a fast dev run: the cell ran with every loop in its own code
+// (functions and classes it defines included) capped at Cap iterations.
+type DevRun struct {
+	Cap int `json:"cap"`
+	// Loops are the loops that started, in source order.
+	Loops []DevLoop `json:"loops,omitempty"`
+	// Shortened is true when the cap cut at least one loop short: a clean run then proves
+	// nothing about the full run.
+	Shortened bool `json:"shortened,omitempty"`
+	// CrashLine is the innermost line of the cell in the traceback (crashes only).
+	CrashLine int `json:"crash_line,omitempty"`
+	// Likely is true when the crash line reads state a shortened loop produced (Reads
+	// names it): the crash may be the shortening's, only the full run can confirm it.
+	Likely bool     `json:"likely,omitempty"`
+	Reads  []string `json:"reads,omitempty"`
+	// Error is set when the child could not report the loops (then Likely is set too).
+	Error string `json:"error,omitempty"`
+}
+
+// DevLoop is one loop of a fast dev run.
+type DevLoop struct {
+	// Line is the loop's 1-based line in the cell; Kind "for" or "while"; Header its
+	// source ("epoch in range(100)").
+	Line   int    `json:"line"`
+	Kind   string `json:"kind"`
+	Header string `json:"header,omitempty"`
+	// Entries counts the times the loop started; Ran the iterations of the entry the cap cut
+	// (the most iterations of one entry otherwise).
+	Entries int `json:"entries"`
+	Ran     int `json:"ran"`
+	// Shortened: the cap cut an entry short; Total is len() of its iterable when known.
+	Shortened bool `json:"shortened,omitempty"`
+	Total     int  `json:"total,omitempty"`
 }
 
 // Frame is one traceback frame.

@@ -22,6 +22,9 @@ type Judge struct {
 	// LLM is the configured LLM client; nil when no endpoint is configured.
 	LLM     *llm.Client
 	Options Options
+	// OnProvisional, when set, is told of a cell's provisional shadow answer while its full
+	// run goes on in the background (`premortem check` prints progress with it).
+	OnProvisional func(cellID string, r *facts.ShadowResult)
 }
 
 // Runtime is what the runtime layer learned about one cell.
@@ -73,8 +76,18 @@ func (j *Judge) Cell(ctx context.Context, nb *notebook.Notebook, cellID string) 
 	}
 	l.Static = res.Findings[cellID]
 
+	switch {
+	case j.Kernel == nil:
+		l.NoShadow = "no kernel, so no shadow run"
+	case j.Options.Shadow == ShadowOff || j.Options.Shadow == "":
+		l.NoShadow = "shadow runs are off"
+	}
 	if j.Kernel != nil && j.Options.Shadow != ShadowOff && j.Options.Shadow != "" {
-		r, err := j.ShadowRun(ctx, cell.Text, cf)
+		var early func(*facts.ShadowResult)
+		if j.OnProvisional != nil {
+			early = func(r *facts.ShadowResult) { j.OnProvisional(cellID, r) }
+		}
+		r, err := j.ShadowRunStaged(ctx, cell.Text, cf, early)
 		switch {
 		case err == nil:
 			l.Shadow = r
@@ -88,6 +101,7 @@ func (j *Judge) Cell(ctx context.Context, nb *notebook.Notebook, cellID string) 
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		default:
+			l.NoShadow = "the shadow run could not run (" + err.Error() + ")"
 			l.Notes = append(l.Notes, "shadow run failed: "+err.Error())
 		}
 	}
@@ -103,13 +117,9 @@ func (j *Judge) Cell(ctx context.Context, nb *notebook.Notebook, cellID string) 
 			l.Notes = append(l.Notes, "LLM unavailable: "+err.Error())
 		}
 	}
-	v := Merge(cellID, idx, l)
-	if j.Kernel != nil && j.Options.Rules && !l.RuntimeChecked && (l.Shadow == nil || l.Shadow.Status == facts.ShadowSkipped) && v.Verdict == VerdictOK {
-		// Only the static layer answered although a kernel was there: "ok" would claim
-		// more than anyone checked.
-		v.Verdict, v.Confidence = VerdictUnknown, 0.5
-	}
-	return v, nil
+	// ok needs a clean, unshortened shadow run (Merge): a layer that found nothing has not
+	// proven that nothing is there.
+	return Merge(cellID, idx, l), nil
 }
 
 // RuntimeFindings inspects the names the cell needs in the kernel and runs the rules.

@@ -26,6 +26,9 @@ type CellVerdict struct {
 	Confidence float64
 	// Findings from every layer, strongest first (shadow > rules > static > llm on ties).
 	Findings []analysis.Finding
+	// Reason says why the verdict is unknown ("the shadow run timed out after 3 s"); empty
+	// for crash and ok.
+	Reason string
 	// Notes are layer messages for the user that are not findings ("shadow run skipped:
 	// cell writes files").
 	Notes []string

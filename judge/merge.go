@@ -20,7 +20,16 @@ type Layers struct {
 	LLM            []analysis.Finding
 	// RuntimeChecked is true when the rules ran against a kernel's facts.
 	RuntimeChecked bool
-	Notes          []string
+	// NoShadow says why no shadow run was tried ("shadow runs are off", "no kernel"), for
+	// the reason of an unknown verdict; "" when one was (or the caller does not say).
+	NoShadow string
+	Notes    []string
+}
+
+// CleanShadow reports whether a shadow run proves the cell runs: it finished without an
+// exception and no loop was shortened (a fast dev run that cut a loop proves nothing).
+func CleanShadow(r *facts.ShadowResult) bool {
+	return r != nil && r.Status == facts.ShadowOK && (r.DevRun == nil || !r.DevRun.Shortened)
 }
 
 // Merge combines the layers into one verdict. A crash confirmed by the shadow run outranks
@@ -32,7 +41,7 @@ func Merge(cellID string, index int, l Layers) *CellVerdict {
 	switch {
 	case l.Shadow != nil && l.Shadow.Status == facts.ShadowError:
 		v.Findings = mergeConfirmed(l)
-	case l.Shadow != nil && l.Shadow.Status == facts.ShadowOK:
+	case CleanShadow(l.Shadow):
 		// The cell ran to its end in a copy of the kernel: predictions of a crash were wrong.
 		// Hazards that are not crashes (stale definitions) stay, as warnings.
 		dismissed := map[analysis.Source]int{}
@@ -59,6 +68,9 @@ func Merge(cellID string, index int, l Layers) *CellVerdict {
 	sortFindings(v.Findings)
 	v.Findings = foldSameCrash(v.Findings)
 	v.Verdict, v.Confidence = verdictOf(v.Findings, l)
+	if v.Verdict == VerdictUnknown {
+		v.Reason = UnknownReason(l)
+	}
 	return v
 }
 
@@ -194,6 +206,9 @@ func predictsCrash(f analysis.Finding) bool {
 	return f.Severity == analysis.SeverityError || f.Severity == analysis.SeverityWarning
 }
 
+// verdictOf says crash when a finding predicts one, ok only when a clean, unshortened
+// shadow run backs it, and unknown otherwise: no layer that found nothing has proven that
+// nothing is there.
 func verdictOf(fs []analysis.Finding, l Layers) (string, float64) {
 	best := 0.0
 	crash := false
@@ -215,15 +230,52 @@ func verdictOf(fs []analysis.Finding, l Layers) (string, float64) {
 	switch {
 	case crash:
 		return VerdictCrash, best
-	case l.Shadow != nil && l.Shadow.Status == facts.ShadowOK:
+	case CleanShadow(l.Shadow):
 		return VerdictOK, 0.97
-	case l.Shadow != nil && (l.Shadow.Status == facts.ShadowTimeout || l.Shadow.Status == facts.ShadowDied):
-		// The cell may hang or exhaust memory: nothing certain either way.
-		return VerdictUnknown, 0.5
-	case l.RuntimeChecked:
-		return VerdictOK, 0.7
 	}
-	return VerdictOK, 0.5
+	return VerdictUnknown, 0.5
+}
+
+// UnknownReason says in words why no layer could tell whether the cell crashes.
+func UnknownReason(l Layers) string {
+	r := l.Shadow
+	if r == nil {
+		switch {
+		case l.NoShadow != "" && l.RuntimeChecked:
+			return l.NoShadow + "; the runtime rules found no crash, which does not prove there is none"
+		case l.NoShadow != "":
+			return l.NoShadow + "; the static checks found no crash, which does not prove there is none"
+		case l.RuntimeChecked:
+			return "no shadow run of the cell; the runtime rules found no crash, which does not prove there is none"
+		}
+		return "no kernel: the static checks found no crash, which does not prove there is none"
+	}
+	trim := func(s string) string { return strings.TrimSuffix(strings.TrimSpace(s), "; outcome unknown") }
+	switch r.Status {
+	case facts.ShadowOK:
+		if r.DevRun != nil && r.DevRun.Shortened {
+			why := "loops were shortened and ran clean (" + loopSummary(r.DevRun) + ")"
+			for _, n := range r.Notes {
+				if strings.Contains(n, "did not finish") || strings.Contains(n, "goes on in the background") {
+					why += "; " + n
+				}
+			}
+			return why
+		}
+	case facts.ShadowError:
+		return "the shadow run's crash is not certain: " + trim(r.Exception+" "+r.Message)
+	case facts.ShadowTimeout:
+		why := trim(firstNonEmpty(r.Reason, "the shadow run timed out"))
+		for _, n := range r.Notes {
+			why += "; " + n
+		}
+		return why
+	case facts.ShadowRefused:
+		return "the shadow run stopped before a side effect (" + trim(firstNonEmpty(r.Refused, r.Reason)) + ")"
+	case facts.ShadowSkipped, facts.ShadowDied, facts.ShadowRunning:
+		return trim(firstNonEmpty(r.Reason, "the shadow run did not finish"))
+	}
+	return "no layer could tell"
 }
 
 var sourceRank = map[analysis.Source]int{analysis.SourceShadow: 0, analysis.SourceRules: 1, analysis.SourceStatic: 2, analysis.SourceLLM: 3}

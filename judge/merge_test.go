@@ -45,6 +45,9 @@ func briefs(fs []analysis.Finding) []brief {
 	return out
 }
 
+// shortLoop is a fast dev run that cut `for i in range(100)` at line 2 after 3 iterations.
+var shortLoop = &facts.DevRun{Cap: 3, Shortened: true, Loops: []facts.DevLoop{{Line: 2, Kind: "for", Header: "i in range(100)", Entries: 1, Ran: 3, Shortened: true, Total: 100}}}
+
 func TestMerge(t *testing.T) {
 	E, W, I := analysis.SeverityError, analysis.SeverityWarning, analysis.SeverityInfo
 	S, R, St, L := analysis.SourceShadow, analysis.SourceRules, analysis.SourceStatic, analysis.SourceLLM
@@ -55,16 +58,19 @@ func TestMerge(t *testing.T) {
 		conf     float64
 		want     []brief
 		wantNote string
+		// wantReason is a substring of an unknown verdict's reason.
+		wantReason string
 	}{
 		{
-			name:    "static only, nothing found",
+			// Nothing ran the cell: finding nothing proves nothing (issue 11.3).
+			name:    "static only, nothing found: unknown",
 			layers:  Layers{},
-			verdict: VerdictOK, conf: 0.5, want: []brief{},
+			verdict: VerdictUnknown, conf: 0.5, want: []brief{}, wantReason: "no kernel",
 		},
 		{
-			name:    "rules checked, nothing found",
-			layers:  Layers{RuntimeChecked: true},
-			verdict: VerdictOK, conf: 0.7, want: []brief{},
+			name:    "rules checked, nothing found: unknown",
+			layers:  Layers{RuntimeChecked: true, NoShadow: "shadow runs are off"},
+			verdict: VerdictUnknown, conf: 0.5, want: []brief{}, wantReason: "shadow runs are off; the runtime rules found no crash",
 		},
 		{
 			name:    "rule error without shadow",
@@ -116,8 +122,24 @@ func TestMerge(t *testing.T) {
 		},
 		{
 			name:    "shadow timeout and no prediction: unknown",
-			layers:  Layers{Shadow: &facts.ShadowResult{Status: facts.ShadowTimeout}, RuntimeChecked: true},
-			verdict: VerdictUnknown, conf: 0.5, want: []brief{},
+			layers:  Layers{Shadow: &facts.ShadowResult{Status: facts.ShadowTimeout, Reason: "the cell ran longer than 3 s in the shadow run and was stopped; outcome unknown"}, RuntimeChecked: true},
+			verdict: VerdictUnknown, conf: 0.5, want: []brief{}, wantReason: "the cell ran longer than 3 s in the shadow run and was stopped",
+		},
+		{
+			name: "a clean fast dev run that shortened a loop proves nothing: the rule warning is not dismissed",
+			layers: Layers{Rules: []analysis.Finding{finding(R, W, "dtype", "TypeError", 3, 0, 3)},
+				Shadow: &facts.ShadowResult{Status: facts.ShadowOK, DevRun: shortLoop}, RuntimeChecked: true},
+			verdict: VerdictCrash, conf: 0.6, want: []brief{{R, W, "dtype", "TypeError", 4}},
+		},
+		{
+			name:    "a clean fast dev run that shortened a loop: unknown, saying what was shortened",
+			layers:  Layers{Shadow: &facts.ShadowResult{Status: facts.ShadowOK, DevRun: shortLoop}, RuntimeChecked: true},
+			verdict: VerdictUnknown, conf: 0.5, want: []brief{}, wantReason: "loops were shortened and ran clean (loops capped at 3 iterations, loops around loops at 2; line 2: for i in range(100) ran 3 of 100 iterations)",
+		},
+		{
+			name:    "a fast dev run in which no loop reached the cap ran the whole cell: ok",
+			layers:  Layers{Shadow: &facts.ShadowResult{Status: facts.ShadowOK, DevRun: &facts.DevRun{Cap: 3, Loops: []facts.DevLoop{{Line: 2, Kind: "for", Header: "c in cols", Entries: 1, Ran: 2}}}}},
+			verdict: VerdictOK, conf: 0.97, want: []brief{},
 		},
 		{
 			name: "shadow timeout does not hide a certain rule",
@@ -126,9 +148,9 @@ func TestMerge(t *testing.T) {
 			verdict: VerdictCrash, conf: 0.9, want: []brief{{R, E, "missing-column", "KeyError", 2}},
 		},
 		{
-			name:    "refused shadow run is no evidence either way",
-			layers:  Layers{Shadow: &facts.ShadowResult{Status: facts.ShadowRefused}, RuntimeChecked: true},
-			verdict: VerdictOK, conf: 0.7, want: []brief{},
+			name:    "refused shadow run is no evidence either way: unknown",
+			layers:  Layers{Shadow: &facts.ShadowResult{Status: facts.ShadowRefused, Refused: "open('out.csv', 'w')"}, RuntimeChecked: true},
+			verdict: VerdictUnknown, conf: 0.5, want: []brief{}, wantReason: "stopped before a side effect (open('out.csv', 'w'))",
 		},
 		{
 			name: "LLM guesses the real run contradicts are dropped; its note on the crash line stays as info",
@@ -144,7 +166,7 @@ func TestMerge(t *testing.T) {
 				f.Confidence = 0.3
 				return f
 			}()}},
-			verdict: VerdictOK, conf: 0.5, want: []brief{{L, W, "llm-crash", "ValueError", 1}},
+			verdict: VerdictUnknown, conf: 0.5, want: []brief{{L, W, "llm-crash", "ValueError", 1}},
 		},
 		{
 			name: "rules and static predicting the same crash on a line are shown once",
@@ -175,6 +197,12 @@ func TestMerge(t *testing.T) {
 			}
 			if got := briefs(v.Findings); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("findings:\n got %+v\nwant %+v", got, tt.want)
+			}
+			if tt.wantReason != "" && !strings.Contains(v.Reason, tt.wantReason) {
+				t.Errorf("reason %q lacks %q", v.Reason, tt.wantReason)
+			}
+			if v.Verdict == VerdictUnknown && v.Reason == "" {
+				t.Errorf("unknown verdict without a reason")
 			}
 			if tt.wantNote != "" && !strings.Contains(strings.Join(v.Notes, "\n"), tt.wantNote) {
 				t.Errorf("notes %q lack %q", v.Notes, tt.wantNote)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/kernelclient"
 	"github.com/premortem/premortem/llm"
 	"github.com/premortem/premortem/notebook"
@@ -100,6 +101,21 @@ func CheckNotebook(ctx context.Context, path string, opts CheckOptions) (*Report
 	}
 	rep := &Report{Notebook: path, KernelName: firstNonEmpty(opts.KernelName, nb.KernelName(), "python3"), Source: nb}
 	j := &Judge{Analyzer: analysis.NewAnalyzer(), Options: opts.Options, LLM: opts.LLM}
+	if opts.Progress != nil {
+		j.OnProvisional = func(cellID string, r *facts.ShadowResult) {
+			what := r.Status
+			switch {
+			case r.Status == facts.ShadowError:
+				what = fmt.Sprintf("%s at line %d (likely: the loops were shortened)", r.Exception, r.Line)
+			case r.DevRun != nil && r.DevRun.Shortened && r.Status == facts.ShadowOK:
+				what = "clean with the loops shortened"
+			case r.Status == facts.ShadowRunning:
+				what = "still running"
+			}
+			fmt.Fprintf(opts.Progress, "premortem: cell %d: %s after %s; waiting for the full shadow run (up to %s, --shadow-full-timeout)\n",
+				nb.Index(cellID)+1, what, fmtDur(opts.shadowTimeout()), fmtDur(max(opts.shadowTimeout(), opts.shadowFullTimeout())))
+		}
+	}
 
 	if !opts.NoKernel {
 		abs, _ := filepath.Abs(path)
@@ -194,6 +210,11 @@ func runTarget(ctx context.Context, k kernelclient.Kernel, nb *notebook.Notebook
 		// The notebook model now says the cell ran, as the kernel does: the static layer
 		// stops calling its definitions "not run" for the cells below.
 		nb.Cells[idx].ExecutionOrder = res.ExecutionCount
+		if v.Verdict == VerdictUnknown {
+			// The cell ran clean for real: the one proof better than a shadow run.
+			v.Verdict, v.Confidence, v.Reason = VerdictOK, 1, ""
+			v.Notes = append(v.Notes, "the cell ran without an exception when premortem ran it for real (--sequential)")
+		}
 	case res.Status == "error":
 		v.Verdict, v.Confidence = VerdictCrash, 1
 		v.Findings = append([]analysis.Finding{{
@@ -337,6 +358,7 @@ func discountReplayGaps(ctx context.Context, a *analysis.Analyzer, nb *notebook.
 	}
 	if v.Verdict == VerdictCrash {
 		v.Verdict, v.Confidence = VerdictUnknown, 0.5
+		v.Reason = "the only crash predicted is a NameError that comes from the stopped replay, not from the cell"
 	}
 }
 

@@ -33,11 +33,27 @@ type Options struct {
 	// namespaces where the machine allows them) or kernelclient.SandboxForceFallback
 	// (setting premortem.shadow.sandbox, flag --shadow-sandbox).
 	ShadowSandbox string
+	// DevRunCap > 0 turns on the fast dev run: a cell with loops also runs with every loop
+	// capped at DevRunCap iterations, within ShadowTimeout, while the full run goes on
+	// within ShadowFullTimeout (judge/fastdev.go). 0 turns it off.
+	DevRunCap int
+	// ShadowFullTimeout bounds the full shadow run that goes on in the background after the
+	// budget (default 60 s; never less than ShadowTimeout).
+	ShadowFullTimeout time.Duration
 }
+
+// DefaultDevRunCap is the iterations a loop keeps in a fast dev run: enough to run the
+// body once after its first iteration changed state, few enough for a 1 M-row loader.
+const DefaultDevRunCap = 3
+
+// DefaultShadowFullTimeout bounds the background full run: a training cell of a minute
+// still gets a final answer, a hanging one stops using a core soon.
+const DefaultShadowFullTimeout = 60 * time.Second
 
 // DefaultOptions are the layers a user gets without configuration: everything local.
 func DefaultOptions() Options {
-	return Options{Rules: true, Shadow: ShadowSafe, ShadowTimeout: 3 * time.Second, Trace: true, InspectBudget: 50 * time.Millisecond}
+	return Options{Rules: true, Shadow: ShadowSafe, ShadowTimeout: 3 * time.Second, Trace: true, InspectBudget: 50 * time.Millisecond,
+		DevRunCap: DefaultDevRunCap, ShadowFullTimeout: DefaultShadowFullTimeout}
 }
 
 func (o Options) shadowTimeout() time.Duration {
@@ -52,4 +68,13 @@ func (o Options) inspectBudget() time.Duration {
 		return 50 * time.Millisecond
 	}
 	return o.InspectBudget
+}
+
+func (o Options) devRunCap() int { return max(o.DevRunCap, 0) }
+
+func (o Options) shadowFullTimeout() time.Duration {
+	if o.ShadowFullTimeout <= 0 {
+		return DefaultShadowFullTimeout
+	}
+	return o.ShadowFullTimeout
 }

@@ -34,6 +34,10 @@ import (
 // static, and fallback / fallback-always: safe / always mode with the fallback sandbox
 // forced, where writes are refused instead of contained); a key
 // prefixed with a mode ("no-shadow.source: rules") applies to that mode only.
+// "shadow-timeout: 3s" and "shadow-full-timeout: 10s" set the shadow budget and the
+// background full run's limit (defaults: judge.DefaultOptions); "reason" is a substring of
+// an unknown verdict's reason, "progress" a substring of the check's progress output (the
+// provisional answer printed while the full run goes on).
 func TestScenarios(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "scenarios", "check", "*.txtar"))
 	if err != nil {
@@ -141,13 +145,16 @@ func (sc *scenario) run(t *testing.T, mode string) {
 	path, target := sc.writeNotebook(t, dir)
 	opts := judge.DefaultOptions()
 	opts.ShadowLongRuns = true
-	if v := sc.want["shadow-timeout"]; v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			t.Fatalf("shadow-timeout: %v", err)
+	for key, dst := range map[string]*time.Duration{"shadow-timeout": &opts.ShadowTimeout, "shadow-full-timeout": &opts.ShadowFullTimeout} {
+		if v := sc.expect(mode, key); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				t.Fatalf("%s: %v", key, err)
+			}
+			*dst = d
 		}
-		opts.ShadowTimeout = d
 	}
+	var progress strings.Builder
 	switch mode {
 	case "shadow":
 	case "always":
@@ -165,7 +172,7 @@ func (sc *scenario) run(t *testing.T, mode string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rep, err := judge.CheckNotebook(ctx, path, judge.CheckOptions{Options: opts, Targets: []int{target}, NoKernel: mode == "static"})
+	rep, err := judge.CheckNotebook(ctx, path, judge.CheckOptions{Options: opts, Targets: []int{target}, NoKernel: mode == "static", Progress: &progress})
 	if err != nil {
 		t.Fatalf("CheckNotebook: %v", err)
 	}
@@ -176,7 +183,7 @@ func (sc *scenario) run(t *testing.T, mode string) {
 	text := rep.Source.Cells[target].Text
 	dump := func() string {
 		var b strings.Builder
-		fmt.Fprintf(&b, "verdict %s %.2f", v.Verdict, v.Confidence)
+		fmt.Fprintf(&b, "verdict %s %.2f %s", v.Verdict, v.Confidence, v.Reason)
 		if rep.ReplayError != nil {
 			fmt.Fprintf(&b, "; %s", rep.ReplayError)
 		}
@@ -204,6 +211,15 @@ func (sc *scenario) run(t *testing.T, mode string) {
 	}
 	if n := sc.expect(mode, "note"); n != "" && !strings.Contains(strings.Join(v.Notes, "\n"), n) {
 		t.Errorf("no note contains %q\n%s", n, dump())
+	}
+	if r := sc.expect(mode, "reason"); r != "" && !strings.Contains(v.Reason, r) {
+		t.Errorf("reason %q lacks %q\n%s", v.Reason, r, dump())
+	}
+	if v.Verdict == judge.VerdictUnknown && v.Reason == "" {
+		t.Errorf("unknown verdict without a reason\n%s", dump())
+	}
+	if p := sc.expect(mode, "progress"); p != "" && !strings.Contains(progress.String(), p) {
+		t.Errorf("progress lacks %q:\n%s", p, progress.String())
 	}
 	if p := sc.expect(mode, "absent"); p != "" {
 		if _, err := os.Stat(filepath.Join(dir, p)); err == nil {

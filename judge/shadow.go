@@ -2,15 +2,12 @@ package judge
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
-	"github.com/premortem/premortem/kernelclient"
 )
 
 // screen says why a cell must not be shadow-run in the given mode ("" when it may be).
@@ -61,66 +58,24 @@ func conditionalDevice(code string, r analysis.Range) bool {
 	return strings.Contains(src, "is_available()") && strings.Contains(src, " else ")
 }
 
-// ShadowRun runs code in a forked copy of the kernel and waits for the outcome, polling
-// with short silent requests so the kernel stays free for the user meanwhile. Cancelling
-// ctx kills the child.
+// ShadowRun runs code in a forked copy of the kernel (with a fast dev run beside it when
+// Options.DevRunCap is set) and waits for the final outcome, polling with short silent
+// requests so the kernel stays free for the user meanwhile. Cancelling ctx kills the
+// children. See ShadowRunStaged for the provisional answer at the budget.
 func (j *Judge) ShadowRun(ctx context.Context, code string, cf *analysis.CellFacts) (*facts.ShadowResult, error) {
-	if j.Kernel == nil || j.Options.Shadow == ShadowOff || j.Options.Shadow == "" {
-		return nil, nil
-	}
-	sandbox := j.sandboxKind(ctx)
-	if why := screen(cf, code, j.Options.Shadow, j.Options.ShadowLongRuns, sandbox.Sandbox); why != "" {
-		return &facts.ShadowResult{Status: facts.ShadowSkipped, Reason: why, Sandbox: sandbox.Sandbox, SandboxReason: sandbox.Reason}, nil
-	}
-	timeout := j.Options.shadowTimeout()
-	r, err := j.Kernel.Shadow(ctx, code, kernelclient.ShadowOptions{Timeout: timeout, Trace: j.Options.Trace, Sandbox: j.Options.ShadowSandbox})
-	if err != nil {
-		return nil, fmt.Errorf("start shadow run: %w", err)
-	}
-	if r.Status != facts.ShadowRunning {
-		return r, nil
-	}
-	token := r.Token
-	// The child kills itself at the timeout; allow collection a little longer than that.
-	deadline := time.Now().Add(timeout + 2*time.Second)
-	wait := 10 * time.Millisecond
-	for {
-		select {
-		case <-ctx.Done():
-			cctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_ = j.Kernel.ShadowCancel(cctx, token)
-			cancel()
-			return nil, ctx.Err()
-		case <-time.After(wait):
-		}
-		if wait < 80*time.Millisecond {
-			wait += wait / 2
-		}
-		pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-		res, err := j.Kernel.ShadowResult(pctx, token)
-		cancel()
-		switch {
-		case err == nil && res.Status != facts.ShadowRunning:
-			return res, nil
-		case err != nil && !errors.Is(err, kernelclient.ErrBusy) && !errors.Is(err, context.DeadlineExceeded):
-			return nil, fmt.Errorf("collect shadow run: %w", err)
-		}
-		if time.Now().After(deadline) {
-			cctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			_ = j.Kernel.ShadowCancel(cctx, token)
-			cancel()
-			return &facts.ShadowResult{Token: token, Status: facts.ShadowTimeout, Reason: "shadow run did not report in time"}, nil
-		}
-	}
+	return j.ShadowRunStaged(ctx, code, cf, nil)
 }
 
 // ShadowFindings turns a shadow run's outcome into findings on the cell and notes for the
 // user. Only a real exception is a finding; refusals, timeouts and skips are notes (the
-// outcome is unknown, never a false crash).
+// outcome is unknown, never a false crash). A fast dev run's crash on a line that reads
+// what a shortened loop produced is a warning with DevRunLikelyConfidence: only the full
+// run can confirm it.
 func ShadowFindings(cellID, text string, cf *analysis.CellFacts, r *facts.ShadowResult) ([]analysis.Finding, []string) {
 	if r == nil {
 		return nil, nil
 	}
+	notes := append([]string(nil), r.Notes...)
 	switch r.Status {
 	case facts.ShadowError:
 		line := r.Line
@@ -149,23 +104,45 @@ func ShadowFindings(cellID, text string, cf *analysis.CellFacts, r *facts.Shadow
 			Confidence: 1,
 		}
 		f.Evidence = append(f.Evidence, fmt.Sprintf("shadow run: %s at line %d after %.0f ms; your kernel was not touched", r.Exception, line, r.ElapsedMS))
+		if d := r.DevRun; d != nil && d.Shortened {
+			if d.Likely {
+				f.Severity, f.Confidence = analysis.SeverityWarning, DevRunLikelyConfidence
+				f.Message = fmt.Sprintf("%s: %s (raised at line %d in a fast dev run with the loops shortened: likely, not confirmed)", r.Exception, oneLine(r.Message), line)
+				reads := ""
+				if len(d.Reads) > 0 {
+					reads = fmt.Sprintf(" reads %s, which", strings.Join(d.Reads, ", "))
+				} else {
+					reads = " depends on what"
+				}
+				f.Evidence = append(f.Evidence, fmt.Sprintf("fast dev run: the loops were shortened (%s); the crash line%s the shortened loops produced, so the shortening may cause it: the full run confirms or withdraws it", loopSummary(d), reads))
+			} else {
+				f.Evidence = append(f.Evidence, fmt.Sprintf("fast dev run (%s): the crash line reads nothing the shortened loops produced", loopSummary(d)))
+			}
+		}
 		if inside != "" {
 			f.Evidence = append(f.Evidence, inside)
 		}
 		if fe := frameEvidence(r.Frames); fe != "" {
 			f.Evidence = append(f.Evidence, fe)
 		}
-		return []analysis.Finding{f}, nil
+		return []analysis.Finding{f}, notes
+	case facts.ShadowOK:
+		if d := r.DevRun; d != nil && d.Shortened {
+			notes = append([]string{fmt.Sprintf("loops were shortened and ran clean (%s): no crash in the shortened run; the full run's outcome is unknown", loopSummary(d))}, notes...)
+		}
+		return nil, notes
 	case facts.ShadowRefused:
-		return nil, []string{fmt.Sprintf("shadow run stopped before a side effect (%s): outcome unknown", firstNonEmpty(r.Refused, r.Reason))}
+		return nil, append([]string{fmt.Sprintf("shadow run stopped before a side effect (%s): outcome unknown", firstNonEmpty(r.Refused, r.Reason))}, notes...)
 	case facts.ShadowTimeout:
-		return nil, []string{fmt.Sprintf("shadow run timed out: %s", firstNonEmpty(r.Reason, "the cell ran longer than the shadow time limit"))}
+		return nil, append([]string{fmt.Sprintf("shadow run timed out: %s", firstNonEmpty(r.Reason, "the cell ran longer than the shadow time limit"))}, notes...)
 	case facts.ShadowDied:
-		return nil, []string{fmt.Sprintf("shadow run died: %s", firstNonEmpty(r.Reason, "the child process ended without a report"))}
+		return nil, append([]string{fmt.Sprintf("shadow run died: %s", firstNonEmpty(r.Reason, "the child process ended without a report"))}, notes...)
 	case facts.ShadowSkipped:
-		return nil, []string{firstNonEmpty(r.Reason, "shadow run skipped")}
+		return nil, append([]string{firstNonEmpty(r.Reason, "shadow run skipped")}, notes...)
+	case facts.ShadowRunning:
+		return nil, append([]string{firstNonEmpty(r.Reason, "the shadow run has not finished")}, notes...)
 	}
-	return nil, nil
+	return nil, notes
 }
 
 // cellFrames returns the outermost and innermost traceback frames that belong to the cell.

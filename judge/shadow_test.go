@@ -71,6 +71,9 @@ func TestShadowFindingsOutcomes(t *testing.T) {
 		{&facts.ShadowResult{Status: facts.ShadowTimeout}, "timed out"},
 		{&facts.ShadowResult{Status: facts.ShadowDied, Reason: "killed by signal 9"}, "signal 9"},
 		{&facts.ShadowResult{Status: facts.ShadowSkipped, Reason: "the kernel uses CUDA"}, "CUDA"},
+		{&facts.ShadowResult{Status: facts.ShadowOK, DevRun: &facts.DevRun{Cap: 3, Shortened: true, Loops: []facts.DevLoop{
+			{Line: 1, Kind: "while", Header: "step < n", Entries: 1, Ran: 3, Shortened: true}}}}, "loops were shortened and ran clean (loops capped at 3 iterations, loops around loops at 2; line 1: while step < n ran 3 iterations)"},
+		{&facts.ShadowResult{Status: facts.ShadowRunning, Reason: "the cell is still running after 3 s"}, "still running"},
 	}
 	for _, tt := range tests {
 		fs, notes := ShadowFindings("c", "x = 1", analysis.ParseCell("x = 1"), tt.r)
@@ -131,6 +134,44 @@ func TestScreen(t *testing.T) {
 		got := screen(analysis.ParseCell(tt.code), tt.code, tt.mode, tt.longRunOK, tt.sandbox)
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 			t.Errorf("screen(%q, %s, sandbox %q) = %q, want %q", tt.code, tt.mode, tt.sandbox, got, tt.want)
+		}
+	}
+}
+
+// TestShadowFindingsDevRun: a fast dev run's crash is confirmed (an error) unless its line
+// reads what a shortened loop produced; then it is a warning of DevRunLikelyConfidence whose
+// evidence says which loop was shortened and how far it ran.
+func TestShadowFindingsDevRun(t *testing.T) {
+	text := "losses = []\nfor i in range(100):\n    losses.append(i)\nlast = losses[99]"
+	loops := []facts.DevLoop{{Line: 2, Kind: "for", Header: "i in range(100)", Entries: 1, Ran: 3, Shortened: true, Total: 100}}
+	crash := func(likely bool) *facts.ShadowResult {
+		return &facts.ShadowResult{Status: facts.ShadowError, Exception: "IndexError", Message: "list index out of range", Line: 4,
+			Frames: []facts.Frame{{File: "<premortem-cell>", Line: 4, Func: "<cell>", InCell: true}},
+			DevRun: &facts.DevRun{Cap: 3, Shortened: true, Loops: loops, CrashLine: 4, Likely: likely, Reads: map[bool][]string{true: {"losses"}}[likely]}}
+	}
+	for _, tt := range []struct {
+		likely   bool
+		severity analysis.Severity
+		conf     float64
+		evidence string
+	}{
+		{true, analysis.SeverityWarning, DevRunLikelyConfidence, "the loops were shortened (loops capped at 3 iterations, loops around loops at 2; line 2: for i in range(100) ran 3 of 100 iterations); the crash line reads losses"},
+		{false, analysis.SeverityError, 1, "the crash line reads nothing the shortened loops produced"},
+	} {
+		fs, _ := ShadowFindings("c", text, analysis.ParseCell(text), crash(tt.likely))
+		if len(fs) != 1 {
+			t.Fatalf("likely=%v: findings %+v", tt.likely, fs)
+		}
+		f := fs[0]
+		if f.Severity != tt.severity || f.Confidence != tt.conf || f.Range.Start.Line != 3 || f.Exception != "IndexError" {
+			t.Errorf("likely=%v: %s %.2f line %d %s", tt.likely, f.Severity, f.Confidence, f.Range.Start.Line+1, f.Exception)
+		}
+		if !strings.Contains(strings.Join(f.Evidence, "\n"), tt.evidence) {
+			t.Errorf("likely=%v: evidence %q lacks %q", tt.likely, f.Evidence, tt.evidence)
+		}
+		v := Merge("c", 0, Layers{Shadow: crash(tt.likely), ShadowFindings: fs})
+		if v.Verdict != VerdictCrash || v.Confidence != tt.conf {
+			t.Errorf("likely=%v: verdict %s %.2f, want crash %.2f", tt.likely, v.Verdict, v.Confidence, tt.conf)
 		}
 	}
 }

@@ -121,6 +121,14 @@ type ShadowOptions struct {
 	// or SandboxForceFallback (the fallback's refusals, for tests and machines whose
 	// namespaces misbehave). "" means SandboxAuto.
 	Sandbox string
+	// DevRunCap > 0 asks for a fast dev run beside the full one when the cell has loops: a
+	// second child runs the cell with each loop capped at DevRunCap iterations within
+	// Timeout, and the answer carries its token in DevRunToken. The two children are one
+	// run group: neither kills the other; the next Shadow call kills both.
+	DevRunCap int
+	// FullTimeout is the full child's time limit when DevRunCap > 0 (at least Timeout): it
+	// goes on in the background after the capped child answered.
+	FullTimeout time.Duration
 }
 
 // Sandbox settings (ShadowOptions.Sandbox, premortem.shadow.sandbox, --shadow-sandbox).

@@ -242,7 +242,11 @@ func (s *Server) explicitShadow(ctx context.Context, a *attachment, uri string) 
 	}
 	defer end()
 	p := &pass{d: d, gen: d.gen.Load(), snap: snap, settings: settings, focus: c.ID, force: true}
-	r, err := s.rt.shadowErr(ctx, p, a, res, c, mode)
+	// The user asked for this run: wait for the full run's answer (progress shows it).
+	r, err := s.rt.shadow(ctx, p, a, res, c, mode, true, nil)
+	if l := d.layersFor(c); err == nil && r != nil && !cancelledByNewer(r) && l != nil && l.shadow != nil && !l.shadowProvisional {
+		r = l.shadow
+	}
 	switch {
 	case cancelledByNewer(r) || (r == nil && a.shadow.newerThan(seq)):
 		return shadowCancelledAnswer, nil
@@ -256,6 +260,9 @@ func (s *Server) explicitShadow(ctx context.Context, a *attachment, uri string) 
 		return "", fmt.Errorf("the shadow run failed: %v", err)
 	case r == nil:
 		return "", errors.New("the shadow run failed; see the premortem log")
+	}
+	if r.Status == "ok" && r.DevRun != nil && r.DevRun.Shortened {
+		return "ran clean with its loops shortened (fast dev run); the full run did not finish", nil
 	}
 	return shadowSummary(r.Status, r.Exception, r.Message, r.Line, r.Reason), nil
 }

@@ -255,10 +255,14 @@ func (d *document) mergedLocked(res *analysis.Result, c *notebook.Cell, index in
 		}
 		l.LLM = cl.llm
 	}
-	if len(l.Static)+len(l.Rules)+len(l.ShadowFindings)+len(l.LLM) == 0 {
+	if len(l.Static)+len(l.Rules)+len(l.ShadowFindings)+len(l.LLM) == 0 && l.Shadow == nil {
 		return nil
 	}
-	return judge.Merge(c.ID, index, l).Findings
+	v := judge.Merge(c.ID, index, l)
+	if l.Shadow != nil && v.Verdict == judge.VerdictUnknown && v.Reason != "" {
+		return append(v.Findings, unknownDiagnostic(c.ID, c.Text, v))
+	}
+	return v.Findings
 }
 
 // merged is mergedLocked for requests.

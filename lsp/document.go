@@ -74,9 +74,12 @@ type cellLayers struct {
 	checked    bool
 	shadow     *facts.ShadowResult
 	shadowFind []analysis.Finding
-	// shadowRun is the kernel execution count the shadow run forked at.
-	shadowRun int
-	llm       []analysis.Finding
+	// shadowRun is the kernel execution count the shadow run forked at; shadowProvisional
+	// marks a fast answer whose full run goes on (or was stopped by a newer pass, which
+	// then runs the cell again).
+	shadowRun         int
+	shadowProvisional bool
+	llm               []analysis.Finding
 	// llmDone is set once the LLM answered for this text, at kernel count llmRun.
 	llmDone bool
 	llmRun  int

@@ -96,8 +96,8 @@ func (l *llmLayer) predict(ctx context.Context, p *pass, a *attachment, res *ana
 	var insp *facts.Inspection
 	var evidence []analysis.Finding
 	if cl := p.d.layersFor(c); cl != nil {
-		if cl.shadow != nil && (cl.shadow.Status == facts.ShadowError || cl.shadow.Status == facts.ShadowOK) {
-			return // the real run in the forked kernel already answered
+		if cl.shadow != nil && (cl.shadow.Status == facts.ShadowError || judge.CleanShadow(cl.shadow)) {
+			return // the real run in the forked kernel already answered (a shortened clean run did not)
 		}
 		if cl.llmDone && cl.llmRun >= count && !p.force {
 			return

@@ -117,11 +117,13 @@ func (rt *runtimeLayer) recoverTo(what string) {
 // judgeFor builds the judge of a pass.
 func (rt *runtimeLayer) judgeFor(a *attachment, settings Settings, shadowMode string) *judge.Judge {
 	j := &judge.Judge{Options: judge.Options{
-		Rules:         settings.Rules.Enabled,
-		Shadow:        shadowMode,
-		ShadowTimeout: settings.Shadow.Timeout.D(),
-		Trace:         true,
-		InspectBudget: 50 * time.Millisecond,
+		Rules:             settings.Rules.Enabled,
+		Shadow:            shadowMode,
+		ShadowTimeout:     settings.Shadow.Timeout.D(),
+		Trace:             true,
+		InspectBudget:     50 * time.Millisecond,
+		DevRunCap:         settings.Shadow.FastDevRun,
+		ShadowFullTimeout: settings.Shadow.FullTimeout.D(),
 	}}
 	if a != nil {
 		j.Kernel = a.k
@@ -147,10 +149,9 @@ func (rt *runtimeLayer) check(ctx context.Context, p *pass, res *analysis.Result
 	if a != nil && settings.Shadow.Mode != ShadowOff {
 		// An explicit shadow run (the shadowRun command) takes precedence over this
 		// automatic one: it is not started while one runs, and is cancelled when one
-		// starts (shadowGate).
+		// starts (shadowGate). The gate is held until the background full run ends too.
 		if sctx, done, ok := a.shadow.beginAuto(ctx); ok {
-			rt.shadow(sctx, p, a, res, focus, settings.Shadow.Mode)
-			done()
+			rt.shadow(sctx, p, a, res, focus, settings.Shadow.Mode, false, done)
 		}
 	}
 	if rt.llm.active(settings) && ctx.Err() == nil {
@@ -299,50 +300,6 @@ func (rt *runtimeLayer) waitIdle(a *attachment) {
 		a.mu.Unlock()
 		rt.rescheduleFor(a, false)
 	}
-}
-
-// shadow runs the focus cell in a forked kernel, unless its cached result is current.
-func (rt *runtimeLayer) shadow(ctx context.Context, p *pass, a *attachment, res *analysis.Result, c *notebook.Cell, mode string) *facts.ShadowResult {
-	r, _ := rt.shadowErr(ctx, p, a, res, c, mode)
-	return r
-}
-
-// shadowErr is shadow that also returns why there is no result (the shadowRun command
-// tells the user: a busy kernel, a dead one).
-func (rt *runtimeLayer) shadowErr(ctx context.Context, p *pass, a *attachment, res *analysis.Result, c *notebook.Cell, mode string) (*facts.ShadowResult, error) {
-	count := a.executionCount()
-	epoch := p.d.kernelEpoch()
-	if l := p.d.layersFor(c); l != nil && l.shadow != nil && l.shadowRun >= count && !p.force {
-		return l.shadow, nil
-	}
-	j := rt.judgeFor(a, p.settings, mode)
-	cf := res.Facts[c.ID]
-	r, err := j.ShadowRun(ctx, c.Text, cf)
-	if err != nil {
-		if ctx.Err() == nil {
-			rt.s.tracef("shadow run of %s: %v", c.ID, err)
-		}
-		return nil, err
-	}
-	if r == nil {
-		return nil, nil
-	}
-	if cancelledByNewer(r) {
-		// Not an answer about the cell: the newer run's is.
-		return r, nil
-	}
-	fs, notes := judge.ShadowFindings(c.ID, c.Text, cf, r)
-	if !p.d.updateLayersAt(c, epoch, func(l *cellLayers) {
-		l.shadow, l.shadowFind, l.shadowRun = r, fs, count
-		l.notes = append(l.notes, notes...)
-	}) {
-		return r, nil // forked from the kernel before its restart: nothing to keep
-	}
-	rt.s.publish(ctx, p.d, p.gen)
-	if len(r.Trace) > 0 {
-		rt.s.refreshInlayHints()
-	}
-	return r, nil
 }
 
 // value returns the runtime facts of a name for a hover: from the cell's cached

@@ -43,6 +43,12 @@ type ShadowSettings struct {
 	Mode string `json:"mode"`
 	// Timeout kills the child after this long (default 3 s).
 	Timeout Duration `json:"timeout"`
+	// FastDevRun is how many iterations each loop keeps in the fast dev run that answers
+	// for a cell with loops within Timeout (default 3; 0 turns it off).
+	FastDevRun int `json:"fastDevRun"`
+	// FullTimeout bounds the full shadow run that goes on in the background after Timeout
+	// (default 60 s); its answer replaces the fast one.
+	FullTimeout Duration `json:"fullTimeout"`
 }
 
 // KernelSettings configure how the server finds the notebook's kernel.
@@ -86,7 +92,7 @@ func DefaultSettings() Settings {
 	return Settings{
 		Static:   StaticSettings{Enabled: true},
 		Rules:    RulesSettings{Enabled: true},
-		Shadow:   ShadowSettings{Mode: ShadowSafe, Timeout: Duration(3 * time.Second)},
+		Shadow:   ShadowSettings{Mode: ShadowSafe, Timeout: Duration(3 * time.Second), FastDevRun: 3, FullTimeout: Duration(60 * time.Second)},
 		Kernel:   KernelSettings{AutoAttach: true},
 		Debounce: Duration(300 * time.Millisecond),
 		LLM: LLMSettings{
@@ -104,6 +110,8 @@ var SettingNames = []string{
 	"premortem.rules.enabled",
 	"premortem.shadow.mode",
 	"premortem.shadow.timeout",
+	"premortem.shadow.fastDevRun",
+	"premortem.shadow.fullTimeout",
 	"premortem.kernel.connectionFile",
 	"premortem.kernel.autoAttach",
 	"premortem.debounce",
@@ -157,8 +165,8 @@ func (s *Settings) validate() error {
 	default:
 		return fmt.Errorf("premortem.shadow.mode is %q; use off, safe or always", s.Shadow.Mode)
 	}
-	if s.Debounce < 0 || s.Shadow.Timeout < 0 || s.LLM.Timeout < 0 {
-		return fmt.Errorf("premortem durations must not be negative")
+	if s.Debounce < 0 || s.Shadow.Timeout < 0 || s.Shadow.FullTimeout < 0 || s.LLM.Timeout < 0 || s.Shadow.FastDevRun < 0 {
+		return fmt.Errorf("premortem durations and premortem.shadow.fastDevRun must not be negative")
 	}
 	if s.LLM.Samples < 1 {
 		s.LLM.Samples = 1

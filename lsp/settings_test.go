@@ -59,7 +59,7 @@ func TestSettingNamesMatchStruct(t *testing.T) {
 			val = false
 		case "premortem.shadow.mode":
 			val = "always"
-		case "premortem.shadow.timeout", "premortem.debounce", "premortem.llm.timeout", "premortem.llm.maxPromptTokens", "premortem.llm.samples", "premortem.llm.temperature":
+		case "premortem.shadow.timeout", "premortem.shadow.fastDevRun", "premortem.shadow.fullTimeout", "premortem.debounce", "premortem.llm.timeout", "premortem.llm.maxPromptTokens", "premortem.llm.samples", "premortem.llm.temperature":
 			val = 7
 		case "premortem.kernel.connectionFile", "premortem.llm.baseURL", "premortem.llm.model", "premortem.llm.apiKeyEnv":
 			val = "x"

@@ -49,6 +49,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	// cell cut short is an unknown verdict.
 	shadowTimeout := fs.Duration("shadow-timeout", 30*time.Second, "time limit of one shadow run")
 	shadowSandbox := fs.String("shadow-sandbox", kernelclient.SandboxAuto, "shadow child's sandbox: auto (namespaces where allowed) or fallback (refuse writes, sockets and processes)")
+	shadowFullTimeout := fs.Duration("shadow-full-timeout", judge.DefaultShadowFullTimeout, "time limit of the full shadow run of a cell with loops, which goes on after --shadow-timeout while the fast dev run answers (never less than --shadow-timeout)")
+	fastDevRun := fs.Int("fast-dev-run", judge.DefaultDevRunCap, "iterations each loop keeps in the fast dev run beside the full shadow run (0: no fast dev run)")
 	noKernel := fs.Bool("static", false, "static checks only: start no kernel")
 	kernelName := fs.String("kernel", "", "kernelspec name (default: the notebook's)")
 	replayTimeout := fs.Duration("timeout", 10*time.Minute, "time limit for each replayed cell")
@@ -112,6 +114,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	opts.ShadowSandbox = *shadowSandbox
+	opts.ShadowFullTimeout = *shadowFullTimeout
+	if *fastDevRun < 0 {
+		fmt.Fprintf(stderr, "premortem check: --fast-dev-run %d: want 0 (off) or the iterations each loop keeps\n", *fastDevRun)
+		return 2
+	}
+	opts.DevRunCap = *fastDevRun
 	// A batch check may shadow-run training loops: the shadow timeout bounds them.
 	opts.ShadowLongRuns = true
 	if !*quiet {

@@ -31,11 +31,13 @@ type jsonReplay struct {
 }
 
 type jsonCell struct {
-	Index      int           `json:"index"`
-	Verdict    string        `json:"verdict"`
-	Confidence float64       `json:"confidence"`
-	Findings   []jsonFinding `json:"findings"`
-	Notes      []string      `json:"notes,omitempty"`
+	Index      int     `json:"index"`
+	Verdict    string  `json:"verdict"`
+	Confidence float64 `json:"confidence"`
+	// Reason says why the verdict is unknown (which layer could not tell, and why).
+	Reason   string        `json:"reason,omitempty"`
+	Findings []jsonFinding `json:"findings"`
+	Notes    []string      `json:"notes,omitempty"`
 }
 
 type jsonFinding struct {
@@ -76,7 +78,7 @@ func toJSON(rep *judge.Report) jsonReport {
 		}
 	}
 	for _, c := range rep.Cells {
-		jc := jsonCell{Index: c.Index, Verdict: c.Verdict, Confidence: round2(c.Confidence), Findings: []jsonFinding{}, Notes: c.Notes}
+		jc := jsonCell{Index: c.Index, Verdict: c.Verdict, Confidence: round2(c.Confidence), Reason: c.Reason, Findings: []jsonFinding{}, Notes: c.Notes}
 		for _, f := range c.Findings {
 			jf := jsonFinding{
 				Source: string(f.Source), Severity: string(f.Severity), Code: f.Code, Exception: f.Exception,
@@ -132,12 +134,27 @@ func writeText(w io.Writer, rep *judge.Report) error {
 			crashes++
 		}
 	}
-	fmt.Fprintf(w, "%s: %s judged, %d will crash\n", rep.Notebook, plural(len(rep.Cells), "cell"), crashes)
+	unknown := 0
+	for _, c := range rep.Cells {
+		if c.Verdict == judge.VerdictUnknown {
+			unknown++
+		}
+	}
+	if unknown > 0 {
+		fmt.Fprintf(w, "%s: %s judged, %d will crash, %d unknown\n", rep.Notebook, plural(len(rep.Cells), "cell"), crashes, unknown)
+	} else {
+		fmt.Fprintf(w, "%s: %s judged, %d will crash\n", rep.Notebook, plural(len(rep.Cells), "cell"), crashes)
+	}
 	if rep.ReplayError != nil {
 		fmt.Fprintf(w, "  note: %s\n", rep.ReplayError)
 	}
 	for _, c := range rep.Cells {
-		fmt.Fprintf(w, "\ncell %d (index %d): %s (confidence %.2f)\n", c.Index+1, c.Index, verdictWord(c.Verdict), c.Confidence)
+		if c.Verdict == judge.VerdictUnknown {
+			// An unknown verdict has no confidence worth printing: what matters is why.
+			fmt.Fprintf(w, "\ncell %d (index %d): unknown — %s\n", c.Index+1, c.Index, firstNonEmpty(c.Reason, "no layer could tell"))
+		} else {
+			fmt.Fprintf(w, "\ncell %d (index %d): %s (confidence %.2f)\n", c.Index+1, c.Index, verdictWord(c.Verdict), c.Confidence)
+		}
 		lines := strings.Split(src[c.Index], "\n")
 		for _, f := range c.Findings {
 			exc := ""
@@ -295,4 +312,13 @@ func cellSources(rep *judge.Report) map[int]string {
 		out[i] = c.Text
 	}
 	return out
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }

@@ -115,6 +115,13 @@ func writeSARIF(w io.Writer, rep *judge.Report) error {
 		ruleIndex[c] = i
 		rules = append(rules, sarifRule{ID: c, ShortDescription: sarifMessage{Text: desc}})
 	}
+	unknownRule := -1
+	for _, c := range rep.Cells {
+		if c.Verdict == judge.VerdictUnknown && unknownRule < 0 {
+			unknownRule = len(rules)
+			rules = append(rules, sarifRule{ID: "outcome-unknown", ShortDescription: sarifMessage{Text: "no layer could tell whether the cell crashes"}})
+		}
+	}
 	if rules == nil {
 		rules = []sarifRule{}
 	}
@@ -159,6 +166,23 @@ func writeSARIF(w io.Writer, rep *judge.Report) error {
 			}
 			results = append(results, res)
 		}
+	}
+	for _, c := range rep.Cells {
+		if c.Verdict != judge.VerdictUnknown {
+			continue
+		}
+		// A note, so CI sees that the cell was not proven either way (never an alarm).
+		cellName := fmt.Sprintf("cell %d", c.Index+1)
+		first := analysis.Range{End: analysis.Position{Character: 1}}
+		results = append(results, sarifResult{
+			RuleID: "outcome-unknown", RuleIndex: unknownRule, Level: "note",
+			Message: sarifMessage{Text: fmt.Sprintf("%s: outcome unknown: %s", cellName, firstNonEmpty(c.Reason, "no layer could tell"))},
+			Locations: []sarifLocation{{
+				PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: rep.Notebook}, Region: loc.region(c.Index, first)},
+				LogicalLocations: []sarifLogical{{Name: cellName, FullyQualifiedName: fmt.Sprintf("%s/%s", rep.Notebook, cellName), Kind: "module"}},
+			}},
+			Properties: map[string]any{"cell": c.Index, "verdict": c.Verdict, "reason": c.Reason},
+		})
 	}
 	log := sarifLog{
 		Schema:  "https://json.schemastore.org/sarif-2.1.0.json",

@@ -34,11 +34,13 @@ the text/plain of the user expression is the JSON of a Go facts type:
     PIL images: shape [height, width(, bands)], dtype = mode; Loader.sample_* describe
     dataset[0]'s top-level elements (no batch dimension).
 ``whoami()`` -> {"vsc_ipynb_file", "session", "cwd", "pid", "version"}
-``shadow(code, timeout_s=3.0, trace=False, max_memory=0, sandbox="auto")`` -> facts.ShadowResult
+``shadow(code, timeout_s=3.0, trace=False, max_memory=0, sandbox="auto", full_timeout_s=0, devrun_cap=0)`` -> facts.ShadowResult
     Forks the kernel and runs the cell in the child; returns at once (status "running",
     token, fork_ms = kernel busy time of this call) or a final result (skipped; a SyntaxError
-    found without forking; a refused/display-only cell magic). At most one child per kernel:
-    a new run kills the previous one. A daemon thread reaps the child and keeps the result.
+    found without forking; a refused/display-only cell magic). One run group per kernel: a
+    new run kills the previous group. With devrun_cap > 0 and loops in the cell, the group
+    is two children, the full run (limit max(timeout_s, full_timeout_s)) and a fast dev run
+    with every loop capped (25_devrun.py; its token is devrun_token). A daemon thread reaps the child and keeps the result.
 ``shadow_result(token)`` / ``shadow_cancel(token)`` -> facts.ShadowResult
 ``shadow_children()`` -> pids of running children (tests).
 

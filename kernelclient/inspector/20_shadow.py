@@ -164,9 +164,16 @@ def _line_map(orig, transformed):
     return m
 
 
-def shadow(code, timeout_s=3.0, trace=False, max_memory=0, sandbox="auto"):
+def shadow(code, timeout_s=3.0, trace=False, max_memory=0, sandbox="auto", full_timeout_s=0, devrun_cap=0):
     """Fork the kernel and run code in the child; returns at once (facts.ShadowResult JSON).
-    sandbox: "auto" (namespaces where allowed) or "fallback" (see 31_sandbox)."""
+
+    sandbox: "auto" (namespaces where allowed) or "fallback" (see 31_sandbox).
+    With devrun_cap > 0 and loops in the cell, a second child runs the cell with its loops
+    capped at devrun_cap iterations (fast dev run, 25_devrun.py) within timeout_s, while the
+    full child gets max(timeout_s, full_timeout_s): the two are one run group (neither kills
+    the other); the answer carries the capped child's token as devrun_token. Each child
+    enters a sandbox of its own.
+    """
     t0 = time.perf_counter()
     token = _new_token()
     sh = _shell()
@@ -176,7 +183,7 @@ def shadow(code, timeout_s=3.0, trace=False, max_memory=0, sandbox="auto"):
         count = 0
     try:
         res = _start(token, str(code), float(timeout_s or 3.0), bool(trace), int(max_memory or 0), sh, count, t0,
-                     str(sandbox or "auto"))
+                     str(sandbox or "auto"), float(full_timeout_s or 0), int(devrun_cap or 0))
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:
@@ -189,7 +196,7 @@ def shadow(code, timeout_s=3.0, trace=False, max_memory=0, sandbox="auto"):
     return _JSON(res)
 
 
-def _start(token, code, timeout, trace, max_memory, sh, count, t0, sandbox="auto"):
+def _start(token, code, timeout, trace, max_memory, sh, count, t0, sandbox="auto", full_timeout=0.0, devrun_cap=0):
     reason = _skip_reason()
     if reason:
         return _final(token, "skipped", reason)
@@ -224,6 +231,29 @@ def _start(token, code, timeout, trace, max_memory, sh, count, t0, sandbox="auto
                                               "in_cell": True, "text": _orig_line(code, line)}])
     if max_memory <= 0:
         max_memory = _DEFAULT_MAX_MEMORY
+    capped, meta = (None, None)
+    if devrun_cap > 0:
+        capped, meta = _devrun_compile(transformed, flags, is_async, lmap)
+    full_limit = max(timeout, full_timeout) if devrun_cap > 0 else timeout
+    dev = None
+    if capped is not None:
+        dev = _fork_child(_new_token(), code, capped, lmap, timeout, trace, max_memory, sh, count, t0, is_async,
+                          (meta, devrun_cap), sandbox=sandbox)
+    res = _fork_child(token, code, cell_code, lmap, full_limit, trace, max_memory, sh, count, t0, is_async,
+                      None, background=dev is not None, sandbox=sandbox)
+    if dev is not None:
+        res["devrun_token"] = dev["token"]
+        res["devrun_fork_ms"] = dev.get("fork_syscall_ms")
+        _store(dict(res))
+    return res
+
+
+def _fork_child(token, code, cell_code, lmap, timeout, trace, max_memory, sh, count, t0, is_async, devrun,
+                background=False, sandbox="auto"):
+    """Forks one child running cell_code (devrun: (meta, cap) for the capped child, else None),
+    registers it and starts its reaper; returns the "running" answer. A background child (the
+    full run beside a capped one) runs at a lower priority, so the answer the user waits for
+    gets the CPU first."""
     rnd = sys.modules.get("random")
     rstate = rnd.getstate() if rnd is not None else None
     import signal
@@ -241,6 +271,13 @@ def _start(token, code, timeout, trace, max_memory, sh, count, t0, sandbox="auto
     if pid == 0:  # child: never returns
         try:
             os.close(rfd)
+            if devrun is not None:
+                _devrun_begin(devrun[0], devrun[1])
+            if background:
+                try:
+                    os.nice(10)
+                except BaseException:
+                    pass
             _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, old_mask, is_async, sh, sandbox)
         finally:
             os._exit(70)

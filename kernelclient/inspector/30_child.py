@@ -762,6 +762,7 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
                "reason": "the cell tried a side effect a shadow run does not allow (%s); outcome unknown" % _refusals[0]}
     res["sandbox"] = box.kind
     res["sandbox_reason"] = box.reason
+    res.update(_devrun_report(res))  # the fast dev run's loops, in the capped child only (25_devrun.py)
     if tracer is not None:
         res["trace"] = tracer.states
         if tracer.truncated:

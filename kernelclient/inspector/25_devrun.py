@@ -1,0 +1,422 @@
+# ---------------------------------------------------------------------------------------------
+# Fast dev run: the cell with its loops capped (PyTorch Lightning's fast_dev_run idea)
+#
+# The parent transforms the cell's AST before forking: every `for` iterable is wrapped in
+# _dr_for (a generator that stops after the cap, peeking one element to know the loop was
+# cut short), every `while` test gets `and _dr_while(id)` (a counter reset by a _dr_enter(id)
+# statement before the loop). New nodes take the loop's source location, so every line number
+# of the cell stays exact. The child running the capped code counts per loop how often it was
+# entered, how many iterations it ran and whether the cap cut it; _devrun_report then says
+# whether the crash line reads state the shortened loops produced (a likely crash, which only
+# the full run can confirm) or not (a confirmed crash).
+
+_DEVRUN_MODULE = "_premortem_inspector"
+# Method calls that do not change the value a later line reads in a way the number of
+# iterations matters for (mode switches, gradient plumbing).
+_DR_NOT_MUTATING = frozenset(["train", "eval", "zero_grad", "backward", "step", "item", "cpu", "numpy", "detach",
+                              "size", "dim", "print", "write", "flush", "set_postfix", "set_description", "update_bar"])
+
+_DR = {"meta": None, "stats": {}, "cap": 0, "caps": {}}
+
+
+class _DrStat(object):
+    __slots__ = ("entries", "ran", "cur", "shortened", "total", "short_ran")
+
+    def __init__(self):
+        self.entries = 0  # times the loop started
+        self.ran = 0  # most iterations in one entry
+        self.cur = 0  # iterations of the current entry (while loops)
+        self.shortened = 0  # entries the cap cut short
+        self.total = None  # len() of the iterable of a shortened entry, when known
+        self.short_ran = 0
+
+
+def _dr_stat(lid):
+    st = _DR["stats"].get(lid)
+    if st is None:
+        st = _DR["stats"][lid] = _DrStat()
+    return st
+
+
+def _dr_for(iterable, lid):
+    """The loop's iterable, stopped after the cap; the cap+1-th element is only peeked."""
+    it = iter(iterable)  # as the for statement would: errors surface at the for line
+    return _dr_for_gen(iterable, it, lid)
+
+
+def _dr_for_gen(iterable, it, lid):
+    st = _dr_stat(lid)
+    st.entries += 1
+    cap = _DR["caps"].get(lid) or _DR["cap"] or 3
+    k = 0
+    for x in it:
+        if k >= cap:
+            st.shortened += 1
+            st.short_ran = k
+            try:
+                st.total = int(len(iterable))
+            except BaseException:
+                st.total = None
+            break
+        k += 1
+        if k > st.ran:
+            st.ran = k
+        yield x
+
+
+def _dr_enter(lid):
+    st = _dr_stat(lid)
+    st.entries += 1
+    st.cur = 0
+
+
+def _dr_while(lid):
+    """True while the capped while loop may run another iteration (its test was true)."""
+    st = _dr_stat(lid)
+    cap = _DR["caps"].get(lid) or _DR["cap"] or 3
+    if st.cur >= cap:
+        st.shortened += 1
+        st.short_ran = st.cur
+        return False
+    st.cur += 1
+    if st.cur > st.ran:
+        st.ran = st.cur
+    return True
+
+
+def _dr_root(node):
+    """The name at the root of x, x.a.b, x[i].c ... (None for other expressions)."""
+    import ast
+
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _dr_targets(t, out):
+    import ast
+
+    if isinstance(t, (ast.Tuple, ast.List)):
+        for e in t.elts:
+            _dr_targets(e, out)
+        return
+    r = _dr_root(t)
+    if r:
+        out.add(r)
+
+
+def _dr_header(node):
+    """The part of a compound statement that runs before its body (its test, iterable...)."""
+    import ast
+
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        return [node.iter, node.target]
+    if isinstance(node, (ast.While, ast.If)):
+        return [node.test]
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return list(node.items)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return list(getattr(node, "decorator_list", []))
+    if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+        return []
+    if type(node).__name__ == "Match":
+        return [node.subject]
+    return None  # a simple statement: all of it
+
+
+def _dr_stmt_record(node, lmap):
+    """reads, stores and calls of one statement (a compound one: its header only)."""
+    import ast
+
+    parts = _dr_header(node)
+    if parts is None:
+        parts = [node]
+        hi = getattr(node, "end_lineno", node.lineno) or node.lineno
+    else:
+        body = getattr(node, "body", None) or []
+        hi = node.lineno
+        if body and isinstance(body, list) and hasattr(body[0], "lineno"):
+            hi = max(node.lineno, body[0].lineno - 1)
+    reads, stores, calls = set(), set(), set()
+    for p in parts:
+        for n in ast.walk(p):
+            if isinstance(n, ast.Name):
+                if isinstance(n.ctx, ast.Load):
+                    reads.add(n.id)
+                else:
+                    stores.add(n.id)
+            elif isinstance(n, ast.Call):
+                f = n.func
+                if isinstance(f, ast.Name):
+                    calls.add(f.id)
+                elif isinstance(f, ast.Attribute):
+                    calls.add(f.attr)
+                    r = _dr_root(f.value)
+                    if r and f.attr not in _DR_NOT_MUTATING:
+                        stores.add(r)  # losses.append(x), df.drop(..., inplace=True)
+            elif isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not p:
+                pass
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for t in targets:
+            _dr_targets(t, stores)
+        if isinstance(node, ast.AugAssign):
+            r = _dr_root(node.target)
+            if r:
+                reads.add(r)
+    elif isinstance(node, (ast.For, ast.AsyncFor)):
+        _dr_targets(node.target, stores)
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        for it in node.items:
+            if it.optional_vars is not None:
+                _dr_targets(it.optional_vars, stores)
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        stores.add(node.name)
+    lo = _map(lmap, node.lineno)
+    hi = _map(lmap, hi)
+    return {"lo": lo, "hi": max(lo, hi), "reads": reads, "stores": stores, "calls": calls}
+
+
+class _DevrunXform(object):
+    """Caps the loops of a cell's AST in place and records what each loop produces."""
+
+    def __init__(self, lmap):
+        self.lmap = lmap
+        self.loops = {}  # loop id -> {"line", "kind", "header", "produces", "func"}
+        self.stmts = []  # statement records (see _dr_stmt_record), with "loops" and "func"
+        self.funcs = {}  # function or method name -> loop ids inside it (nested included)
+        self.calls_in = {}  # function name -> names it calls
+
+    def helper(self, name, at):
+        import ast
+
+        imp = ast.Call(func=ast.Name(id="__import__", ctx=ast.Load()), args=[ast.Constant(_DEVRUN_MODULE)], keywords=[])
+        return self.locate(ast.Attribute(value=imp, attr=name, ctx=ast.Load()), at)
+
+    @staticmethod
+    def locate(new, at, keep=()):
+        """Gives the new nodes at's source location; the original nodes in keep (and below
+        them) keep theirs."""
+        import ast
+
+        todo = [new]
+        while todo:
+            n = todo.pop()
+            if any(n is k for k in keep):
+                continue
+            if isinstance(n, (ast.expr, ast.stmt)):
+                n.lineno, n.col_offset = at.lineno, at.col_offset
+                n.end_lineno = getattr(at, "end_lineno", at.lineno)
+                n.end_col_offset = getattr(at, "end_col_offset", at.col_offset)
+            todo.extend(ast.iter_child_nodes(n))
+        return new
+
+    def run(self, tree):
+        tree.body = self.block(tree.body, [], None)
+        return tree
+
+    def block(self, stmts, loops, func):
+        import ast
+
+        out = []
+        for s in stmts:
+            rec = _dr_stmt_record(s, self.lmap)
+            rec["loops"] = list(loops)
+            rec["func"] = func
+            self.stmts.append(rec)
+            if func is not None:
+                self.calls_in.setdefault(func, set()).update(rec["calls"])
+            if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.funcs.setdefault(s.name, [])
+                s.body = self.block(s.body, [], s.name)
+                out.append(s)
+                continue
+            if isinstance(s, ast.ClassDef):
+                s.body = self.block(s.body, [], func)
+                out.append(s)
+                continue
+            if isinstance(s, (ast.For, ast.While)):
+                lid = len(self.loops) + 1
+                kind = "for" if isinstance(s, ast.For) else "while"
+                try:
+                    if kind == "for":
+                        tgt = s.target
+                        names = tgt.elts if isinstance(tgt, ast.Tuple) else [tgt]
+                        head = ", ".join(ast.unparse(e) for e in names) + " in " + ast.unparse(s.iter)
+                    else:
+                        head = ast.unparse(s.test)
+                except BaseException:
+                    head = ""
+                self.loops[lid] = {"line": _map(self.lmap, s.lineno), "kind": kind, "header": head[:120],
+                                   "produces": set(), "func": func}
+                if func is not None:
+                    self.funcs.setdefault(func, []).append(lid)
+                first = len(self.stmts)
+                s.body = self.block(s.body, loops + [lid], func)
+                # A loop around other loops (epochs around batches) re-enters them: one
+                # iteration fewer for it halves nothing the inner loops check.
+                self.loops[lid]["outer"] = len(self.loops) > lid
+                s.orelse = self.block(s.orelse, loops, func)
+                prod = self.loops[lid]["produces"]
+                if kind == "for":
+                    _dr_targets(s.target, prod)
+                calls = self.loops[lid]["calls"] = set()
+                for r in self.stmts[first:]:
+                    if lid in r["loops"]:
+                        prod.update(r["stores"])
+                        calls.update(r["calls"])
+                if kind == "for":
+                    s.iter = self.locate(ast.Call(func=self.helper("_dr_for", s.iter), args=[s.iter, ast.Constant(lid)],
+                                                  keywords=[]), s.iter, keep=(s.iter,))
+                    out.append(s)
+                else:
+                    check = self.locate(ast.Call(func=self.helper("_dr_while", s.test), args=[ast.Constant(lid)],
+                                                 keywords=[]), s.test)
+                    s.test = self.locate(ast.BoolOp(op=ast.And(), values=[s.test, check]), s.test, keep=(s.test, check))
+                    enter = self.locate(ast.Expr(value=ast.Call(func=self.helper("_dr_enter", s), args=[ast.Constant(lid)],
+                                                                keywords=[])), s)
+                    out.append(enter)
+                    out.append(s)
+                continue
+            for field in ("body", "orelse", "finalbody"):
+                sub = getattr(s, field, None)
+                if isinstance(sub, list) and sub and isinstance(sub[0], ast.stmt):
+                    setattr(s, field, self.block(sub, loops, func))
+            for h in getattr(s, "handlers", None) or []:
+                h.body = self.block(h.body, loops, func)
+            for c in getattr(s, "cases", None) or []:
+                c.body = self.block(c.body, loops, func)
+            out.append(s)
+        return out
+
+    def meta(self):
+        funcs = {k: list(v) for k, v in self.funcs.items()}
+        return {"loops": {lid: dict(m, produces=sorted(m["produces"]), calls=sorted(m.get("calls", ())))
+                          for lid, m in self.loops.items()},
+                "stmts": [dict(r, reads=sorted(r["reads"]), stores=sorted(r["stores"]), calls=sorted(r["calls"]))
+                          for r in self.stmts],
+                "funcs": funcs, "calls_in": {k: sorted(v) for k, v in self.calls_in.items()}}
+
+
+def _devrun_compile(transformed, flags, is_async, lmap):
+    """The capped cell's code object and what the report needs, or (None, None) when the cell
+    has no loop to cap (or the transform fails: then no fast dev run)."""
+    import ast
+
+    try:
+        f = flags | ast.PyCF_ONLY_AST
+        if is_async:
+            f |= ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+        tree = compile(transformed, CELL_FILENAME, "exec", f, True)
+        x = _DevrunXform(lmap)
+        x.run(tree)
+        if not x.loops:
+            return None, None
+        cflags = flags | (ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if is_async else 0)
+        return compile(tree, CELL_FILENAME, "exec", cflags, True), x.meta()
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:
+        return None, None
+
+
+def _devrun_begin(meta, cap):
+    """In the capped child only: from here on the loop helpers count."""
+    _DR["meta"] = meta
+    _DR["cap"] = int(cap)
+    _DR["stats"] = {}
+    # Outer loops keep one iteration fewer (at least 2, so their second iteration still
+    # runs on the state the first one left).
+    _DR["caps"] = {lid: (max(2, int(cap) - 1) if m.get("outer") and int(cap) > 2 else int(cap))
+                   for lid, m in meta["loops"].items()}
+
+
+def _devrun_tainted(meta, short):
+    """Names that may hold what the shortened loops produced, and the functions whose calls
+    run a shortened loop: the loops' products, then (to a fixed point) whatever a statement
+    computes from them or from calling such a function."""
+    names = set()
+    called = set()
+    for lid in short:
+        names.update(meta["loops"][lid]["produces"])
+        called.update(meta["loops"][lid].get("calls", ()))
+    # Functions of the cell that a shortened loop calls ran fewer times: what they store
+    # (globals they append to, objects they mutate) is the loop's product too.
+    inner = set(fn for fn in called if fn in meta["funcs"] or fn in meta["calls_in"])
+    grew = True
+    while grew:
+        grew = False
+        for fn in list(inner):
+            for g in meta["calls_in"].get(fn, ()):
+                if g not in inner and (g in meta["funcs"] or g in meta["calls_in"]):
+                    inner.add(g)
+                    grew = True
+    for r in meta["stmts"]:
+        if r["func"] in inner:
+            names.update(r["stores"])
+    funcs = set()
+    for fn, lids in meta["funcs"].items():
+        if any(l in short for l in lids):
+            funcs.add(fn)
+    changed = True
+    while changed:
+        changed = False
+        for fn, called in meta["calls_in"].items():
+            if fn not in funcs and funcs.intersection(called):
+                funcs.add(fn)
+                changed = True
+    changed = True
+    rounds = 0
+    while changed and rounds < 50:
+        changed = False
+        rounds += 1
+        for r in meta["stmts"]:
+            if names.intersection(r["reads"]) or funcs.intersection(r["calls"]):
+                new = set(r["stores"]) - names
+                if new:
+                    names.update(new)
+                    changed = True
+    return names, funcs
+
+
+def _devrun_report(res):
+    """The fast dev run's part of the child's result ({} in a full run)."""
+    meta = _DR.get("meta")
+    if meta is None:
+        return {}
+    try:
+        cap = _DR["cap"]
+        loops, short = [], set()
+        for lid in sorted(meta["loops"]):
+            m = meta["loops"][lid]
+            st = _DR["stats"].get(lid)
+            if st is None or st.entries == 0:
+                continue
+            d = {"line": m["line"], "kind": m["kind"], "header": m["header"], "entries": st.entries,
+                 "ran": st.short_ran if st.shortened else st.ran}
+            if st.shortened:
+                d["shortened"] = True
+                short.add(lid)
+                if st.total is not None:
+                    d["total"] = st.total
+            loops.append(d)
+        out = {"cap": cap, "loops": loops, "shortened": bool(short)}
+        if res.get("status") == "error" and short:
+            names, funcs = _devrun_tainted(meta, short)
+            line = 0
+            for fr in res.get("frames") or []:
+                if fr.get("in_cell"):
+                    line = fr.get("line") or line  # the innermost frame in the cell
+            hit = set()
+            for r in meta["stmts"]:
+                if r["lo"] <= line <= r["hi"]:
+                    hit.update(names.intersection(r["reads"]))
+                    hit.update(funcs.intersection(r["calls"]))
+            out["crash_line"] = line
+            if hit:
+                out["likely"] = True
+                out["reads"] = sorted(hit)[:10]
+        return {"devrun": out}
+    except BaseException as e:
+        return {"devrun": {"cap": _DR.get("cap", 0), "shortened": True, "likely": True,
+                           "error": "fast dev run report failed: %s" % _err(e)}}

@@ -1,0 +1,129 @@
+"""Tests of the fast dev run (25_devrun.py): the AST transform keeps line numbers exact, the
+capped child says which loops were shortened, and a crash is likely only when its line
+reads what a shortened loop produced. In-process IPython shell, real forks.
+
+Run with Debian's Python: /usr/bin/python3 kernelclient/inspector/test_devrun.py
+(`go test ./kernelclient/inspector/` runs it too).
+"""
+
+import json
+import os
+import sys
+import time
+import types
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+THIS = sys.modules[__name__]  # IPython's InteractiveShell replaces sys.modules["__main__"]
+
+from test_inspector import M, SH  # noqa: E402  (the module as kernelclient embeds it)
+
+
+def run(code, cap=3, timeout=5.0, full=20.0):
+    """Starts a shadow run group; returns (the full run's result, the capped run's result)."""
+    r = json.loads(repr(M.shadow(code, timeout, False, 0, full, cap)))
+    out = []
+    for tok in (r["token"], r.get("devrun_token")):
+        if tok is None:
+            out.append(None)
+            continue
+        deadline = time.monotonic() + full + 10
+        res = json.loads(repr(M.shadow_result(tok)))
+        while res["status"] == "running" and time.monotonic() < deadline:
+            time.sleep(0.005)
+            res = json.loads(repr(M.shadow_result(tok)))
+        out.append(res)
+    return out[0], out[1]
+
+
+class DevRunTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        SH.run_cell("import numpy as np\nitems = list(range(1000))", store_history=True).raise_error()
+
+    def test_no_loops_no_capped_child(self):
+        full, capped = run("x = 1\ny = x + undefined_q")
+        self.assertIsNone(capped)
+        self.assertEqual((full["status"], full["line"]), ("error", 2))
+
+    def test_shortening_invents_a_crash_the_full_run_withdraws(self):
+        code = "losses = []\nfor i in range(100):\n    losses.append(i)\nlast = losses[99]"
+        full, capped = run(code)
+        self.assertEqual(full["status"], "ok")
+        self.assertEqual((capped["status"], capped["exception"], capped["line"]), ("error", "IndexError", 4))
+        d = capped["devrun"]
+        self.assertTrue(d["shortened"] and d["likely"])
+        self.assertEqual(d["reads"], ["losses"])
+        self.assertEqual(d["loops"], [{"line": 2, "kind": "for", "header": "i in range(100)", "entries": 1, "ran": 3,
+                                       "shortened": True, "total": 100}])
+
+    def test_crash_in_first_iteration_is_confirmed_and_lines_exact(self):
+        code = "total = 0\n# comment\nfor a, b in zip(items,\n                items):\n    total += a\n    bad = b['x']\n"
+        _, capped = run(code)
+        self.assertEqual((capped["status"], capped["exception"], capped["line"]), ("error", "TypeError", 6))
+        d = capped["devrun"]
+        self.assertFalse(d["shortened"])
+        self.assertNotIn("likely", d)
+        self.assertEqual(d["loops"][0]["header"], "a, b in zip(items, items)")
+
+    def test_crash_after_loop_reading_other_state_is_confirmed(self):
+        code = "acc = []\nfor v in items:\n    acc.append(v)\nw = np.ones((3, 4)) @ np.ones((3, 4))"
+        _, capped = run(code)
+        self.assertEqual((capped["status"], capped["exception"], capped["line"]), ("error", "ValueError", 4))
+        d = capped["devrun"]
+        self.assertTrue(d["shortened"])
+        self.assertNotIn("likely", d)
+
+    def test_taint_flows_through_assignments_and_functions(self):
+        code = ("def collect(n):\n    out = []\n    k = 0\n    while k < n:\n        out.append(k)\n        k += 1\n    return out\n"
+                "hist = collect(50)\nm = max(hist)\nassert m == 49, m\n")
+        full, capped = run(code)
+        self.assertEqual(full["status"], "ok")
+        self.assertEqual((capped["status"], capped["exception"], capped["line"]), ("error", "AssertionError", 10))
+        d = capped["devrun"]
+        self.assertTrue(d["likely"])
+        self.assertEqual(d["reads"], ["m"])
+        self.assertEqual(d["loops"][0], {"line": 4, "kind": "while", "header": "k < n", "entries": 1, "ran": 3, "shortened": True})
+
+    def test_state_a_called_function_mutates_is_the_loops_product(self):
+        code = ("seen = []\ndef step(v):\n    seen.append(v)\n\nfor v in range(40):\n    step(v)\nlast = seen[39]\n")
+        full, capped = run(code)
+        self.assertEqual(full["status"], "ok")
+        self.assertEqual((capped["status"], capped["exception"], capped["line"]), ("error", "IndexError", 7))
+        self.assertTrue(capped["devrun"]["likely"])
+        self.assertEqual(capped["devrun"]["reads"], ["seen"])
+
+    def test_loop_within_cap_runs_whole_cell(self):
+        full, capped = run("s = 0\nfor c in [1, 2]:\n    s += c\nassert s == 3")
+        self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))
+        self.assertFalse(capped["devrun"]["shortened"])
+
+    def test_peek_stops_at_cap_plus_one(self):
+        SH.run_cell("pulled = []\ndef gen():\n    for i in range(10):\n        pulled.append(i)\n        yield i",
+                    store_history=False).raise_error()
+        _, capped = run("seen = [x for x in []]\nfor x in gen():\n    pass\nprint(len(pulled))\n")
+        self.assertEqual(capped["status"], "ok")
+        self.assertEqual(capped["stdout"].strip(), "4")  # 3 iterations and one peek
+        self.assertEqual(SH.user_ns["pulled"], [])  # the user's generator state is untouched
+
+    def test_siblings_survive_and_a_new_run_kills_both(self):
+        r = json.loads(repr(M.shadow("for i in range(10**9):\n    pass", 5.0, False, 0, 30.0, 3)))
+        self.assertIn("devrun_token", r)
+        capped = r["devrun_token"]
+        deadline = time.monotonic() + 10
+        res = json.loads(repr(M.shadow_result(capped)))
+        while res["status"] == "running" and time.monotonic() < deadline:
+            time.sleep(0.005)
+            res = json.loads(repr(M.shadow_result(capped)))
+        self.assertEqual(res["status"], "ok")  # the capped sibling finished; the full run goes on
+        self.assertEqual(json.loads(repr(M.shadow_result(r["token"])))["status"], "running")
+        M.shadow("x = 1", 5.0, False, 0, 0, 0)
+        deadline = time.monotonic() + 5
+        while json.loads(repr(M.shadow_result(r["token"])))["status"] == "running" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.assertEqual(json.loads(repr(M.shadow_result(r["token"])))["status"], "died")
+
+
+if __name__ == "__main__":
+    unittest.main(module=THIS, verbosity=1)
