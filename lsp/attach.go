@@ -12,6 +12,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/kernelclient"
 )
 
@@ -50,6 +51,8 @@ type attachment struct {
 	// pendingShadow are the cells whose shadow run was asked for while the kernel was
 	// busy: they run at the next idle.
 	pendingShadow []string
+	// sandbox is the shadow sandbox the kernel's last shadow run reported (status bar).
+	sandbox facts.SandboxInfo
 }
 
 // awaiter is what a kernelclient.Client says about a handshake deferred because the

@@ -124,6 +124,7 @@ func (rt *runtimeLayer) judgeFor(a *attachment, settings Settings, shadowMode st
 		InspectBudget:     50 * time.Millisecond,
 		DevRunCap:         settings.Shadow.FastDevRun,
 		ShadowFullTimeout: settings.Shadow.FullTimeout.D(),
+		ShadowSandbox:     settings.Shadow.Sandbox,
 	}}
 	if a != nil {
 		j.Kernel = a.k

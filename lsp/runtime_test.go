@@ -169,6 +169,15 @@ func TestShadowInlayHints(t *testing.T) {
 		return false
 	})
 	c.wait("workspace/inlayHint/refresh", func() bool { return strings.Contains(strings.Join(c.requests, ","), "workspace/inlayHint/refresh") })
+	// The status bar says which sandbox the shadow run got, and why.
+	c.wait("a status naming the shadow sandbox", func() bool { // c.wait holds c.mu
+		for _, st := range c.statuses {
+			if st.URI == "file://"+nbPath && st.Sandbox != nil && (st.Sandbox.Kind == "namespaces" || st.Sandbox.Kind == "fallback") && st.Sandbox.Reason != "" {
+				return true
+			}
+		}
+		return false
+	})
 	var hints []InlayHint
 	c.callOK("textDocument/inlayHint", map[string]any{"textDocument": map[string]any{"uri": target}, "range": rng(0, 0, 3, 0)}, &hints)
 	got := map[uint32]string{}

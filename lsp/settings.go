@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/premortem/premortem/kernelclient"
 )
 
 // Settings are the server's options, read from initializationOptions and from
@@ -49,6 +51,10 @@ type ShadowSettings struct {
 	// FullTimeout bounds the full shadow run that goes on in the background after Timeout
 	// (default 60 s); its answer replaces the fast one.
 	FullTimeout Duration `json:"fullTimeout"`
+	// Sandbox is "auto" (default: namespaces where the machine allows them, else the
+	// fallback) or "fallback" (never namespaces: writes, sockets and processes refused,
+	// parallelism sequential), for machines whose namespaces misbehave.
+	Sandbox string `json:"sandbox"`
 }
 
 // KernelSettings configure how the server finds the notebook's kernel.
@@ -112,6 +118,7 @@ var SettingNames = []string{
 	"premortem.shadow.timeout",
 	"premortem.shadow.fastDevRun",
 	"premortem.shadow.fullTimeout",
+	"premortem.shadow.sandbox",
 	"premortem.kernel.connectionFile",
 	"premortem.kernel.autoAttach",
 	"premortem.debounce",
@@ -164,6 +171,11 @@ func (s *Settings) validate() error {
 		s.Shadow.Mode = ShadowSafe
 	default:
 		return fmt.Errorf("premortem.shadow.mode is %q; use off, safe or always", s.Shadow.Mode)
+	}
+	switch s.Shadow.Sandbox {
+	case "", kernelclient.SandboxAuto, kernelclient.SandboxForceFallback:
+	default:
+		return fmt.Errorf("premortem.shadow.sandbox is %q; use auto or fallback", s.Shadow.Sandbox)
 	}
 	if s.Debounce < 0 || s.Shadow.Timeout < 0 || s.Shadow.FullTimeout < 0 || s.LLM.Timeout < 0 || s.Shadow.FastDevRun < 0 {
 		return fmt.Errorf("premortem durations and premortem.shadow.fastDevRun must not be negative")

@@ -27,6 +27,8 @@ func TestParseSettings(t *testing.T) {
 			return s.LLM.BaseURL == "http://localhost:11434/v1" && s.LLM.SendValues && s.Debounce.D() == time.Second
 		}, false},
 		{"bad mode", `{"shadow":{"mode":"sometimes"}}`, nil, true},
+		{"fallback sandbox", `{"premortem.shadow.sandbox":"fallback"}`, func(s Settings) bool { return s.Shadow.Sandbox == "fallback" }, false},
+		{"bad sandbox", `{"shadow":{"sandbox":"docker"}}`, nil, true},
 		{"bad duration", `{"debounce":"soon"}`, nil, true},
 		{"not an object", `[1,2]`, nil, true},
 	}
@@ -59,6 +61,8 @@ func TestSettingNamesMatchStruct(t *testing.T) {
 			val = false
 		case "premortem.shadow.mode":
 			val = "always"
+		case "premortem.shadow.sandbox":
+			val = "fallback"
 		case "premortem.shadow.timeout", "premortem.shadow.fastDevRun", "premortem.shadow.fullTimeout", "premortem.debounce", "premortem.llm.timeout", "premortem.llm.maxPromptTokens", "premortem.llm.samples", "premortem.llm.temperature":
 			val = 7
 		case "premortem.kernel.connectionFile", "premortem.llm.baseURL", "premortem.llm.model", "premortem.llm.apiKeyEnv":

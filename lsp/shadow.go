@@ -51,6 +51,7 @@ func (rt *runtimeLayer) shadow(ctx context.Context, p *pass, a *attachment, res 
 	}
 	var endProgress func()
 	store := func(r *facts.ShadowResult, provisional bool) {
+		rt.noteSandbox(a, r)
 		fs, notes := judge.ShadowFindings(c.ID, c.Text, cf, r)
 		if !p.d.updateLayersAt(c, epoch, func(l *cellLayers) {
 			l.shadow, l.shadowFind, l.shadowRun, l.shadowProvisional = r, fs, count, provisional

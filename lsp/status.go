@@ -3,6 +3,7 @@ package lsp
 import (
 	"time"
 
+	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/kernelclient"
 )
 
@@ -41,6 +42,17 @@ type KernelStatus struct {
 	// Detail is one line for the tooltip, or the error text.
 	Detail string        `json:"detail,omitempty"`
 	Layers *StatusLayers `json:"layers,omitempty"`
+	// Sandbox is the shadow child's sandbox in force for this kernel, and why, once a
+	// shadow run has said it.
+	Sandbox *StatusSandbox `json:"sandbox,omitempty"`
+}
+
+// StatusSandbox says which sandbox shadow runs get: "namespaces" (user, mount, network and
+// PID namespaces with a throwaway overlay) or "fallback" (writes, sockets and processes
+// refused, parallelism sequential), and why.
+type StatusSandbox struct {
+	Kind   string `json:"kind"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // StatusLayers are the layers in effect for the document.
@@ -115,11 +127,29 @@ func (a *attachment) status(uri, state string) KernelStatus {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st := KernelStatus{URI: uri, State: state, Kernel: a.name, ConnectionFile: a.file, Detail: a.detail}
+	if a.sandbox.Sandbox != "" {
+		st.Sandbox = &StatusSandbox{Kind: a.sandbox.Sandbox, Reason: a.sandbox.Reason}
+	}
 	if a.dead != "" {
 		st.State = StatusDead
 		st.Detail = a.dead + "; waiting for it to come back (premortem re-attaches by itself when the kernel restarts), or " + attachHint + " to attach again"
 	}
 	return st
+}
+
+// noteSandbox records the sandbox a shadow run reported for a's kernel and, when it is news,
+// re-sends the status so the status bar says which sandbox is in force.
+func (rt *runtimeLayer) noteSandbox(a *attachment, r *facts.ShadowResult) {
+	if r == nil || r.Sandbox == "" {
+		return
+	}
+	a.mu.Lock()
+	changed := a.sandbox.Sandbox != r.Sandbox || a.sandbox.Reason != r.SandboxReason
+	a.sandbox = facts.SandboxInfo{Sandbox: r.Sandbox, Reason: r.SandboxReason}
+	a.mu.Unlock()
+	if changed {
+		rt.sendAttachmentStatus(a, shownState(a.k.State()))
+	}
 }
 
 // sendAttachmentStatus sends the status of every document attached to a.

@@ -17,6 +17,8 @@ export interface KernelStatus {
   connectionFile?: string;
   /** One line for the tooltip, or the error text. */
   detail?: string;
+  /** The shadow child's sandbox in force, and why. */
+  sandbox?: { kind: string; reason?: string };
   /** Effective layers, when the server says. */
   layers?: Partial<Record<'static' | 'rules' | 'shadow' | 'llm', boolean>>;
 }
@@ -140,6 +142,9 @@ export class StatusBar implements vscode.Disposable {
     }
     if (s.detail) {
       lines.push(s.detail);
+    }
+    if (s.sandbox) {
+      lines.push(`Shadow sandbox: ${s.sandbox.kind}${s.sandbox.reason ? ` (${s.sandbox.reason})` : ''}`);
     }
     if (s.layers) {
       const on = Object.entries(s.layers)
