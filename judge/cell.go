@@ -109,6 +109,18 @@ func (j *Judge) Cell(ctx context.Context, nb *notebook.Notebook, cellID string) 
 		// more than anyone checked.
 		v.Verdict, v.Confidence = VerdictUnknown, 0.5
 	}
+	if v.Verdict == VerdictCrash {
+		// Repairs for the predicted crashes, each proven in a copy of the kernel (verify.go).
+		fs, err := j.VerifyFixes(ctx, VerifyRequest{Notebook: nb, Result: res, CellID: cellID, Findings: v.Findings, Shadow: l.Shadow, Inspection: insp})
+		v.Findings = fs
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		default:
+			v.Notes = append(v.Notes, "fix verification stopped: "+err.Error())
+		}
+	}
 	return v, nil
 }
 

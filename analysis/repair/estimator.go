@@ -1,0 +1,103 @@
+package repair
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/facts"
+)
+
+// Text or NaN into an estimator: text columns one-hot encoded (pd.get_dummies) or left
+// out (select_dtypes('number')), missing values imputed with the training medians or the
+// incomplete rows dropped from X and y together. The estimator call stays; only the data
+// passed to it is prepared the way the estimator needs.
+
+func init() {
+	register(family{name: "estimator-input", gen: estimatorGen})
+}
+
+var (
+	textIntoRE = regexp.MustCompile(`could not convert string to float|Cannot use median strategy with non-numeric data|dtype='numeric' is not compatible with arrays of bytes/strings`)
+	nanXRE     = regexp.MustCompile(`Input X contains NaN|Input contains NaN|Input X contains infinity|contains NaN, infinity or a value too large`)
+	nanYRE     = regexp.MustCompile(`Input y contains NaN`)
+)
+
+func estimatorGen(in *Input) []Candidate {
+	msg := in.message()
+	call, args := callArgs(in)
+	if call == nil || len(args) == 0 || call.Value == nil || call.Value.Kind != analysis.ExprAttribute {
+		return nil
+	}
+	method := call.Value.Name
+	x := args[0]
+	xv, known := in.value(x.Text)
+	frame := known && xv.Kind == facts.KindDataFrame
+	var out []Candidate
+	switch {
+	case textIntoRE.MatchString(msg):
+		if known && !frame {
+			return nil
+		}
+		var text []string
+		for _, c := range xv.Columns {
+			if c.Dtype == "object" || c.Dtype == "category" || c.Dtype == "string" {
+				text = append(text, fmt.Sprint(c.Name))
+			}
+		}
+		what := "its text columns"
+		if len(text) > 0 {
+			what = "the text columns " + strings.Join(text, ", ")
+		}
+		if method == "fit" || method == "fit_transform" || method == "fit_predict" {
+			out = append(out, Candidate{
+				Fix:   analysis.Fix{Title: fmt.Sprintf("One-hot encode %s (pd.get_dummies)", what), Edits: []analysis.Edit{replaceAt(x.Range, "pd.get_dummies("+x.Text+")")}},
+				Keeps: fmt.Sprintf("every feature of %s reaches the estimator; %s become indicator columns", x.Text, what),
+			})
+		}
+		out = append(out, Candidate{
+			Fix:   analysis.Fix{Title: fmt.Sprintf("Pass only the numeric columns of %s", x.Text), Edits: []analysis.Edit{replaceAt(x.Range, x.Text+".select_dtypes('number')")}},
+			Keeps: fmt.Sprintf("the numeric features of %s reach the estimator unchanged; %s are left out", x.Text, what),
+		})
+	case nanXRE.MatchString(msg):
+		if !frame {
+			return nil
+		}
+		stats := x.Text
+		if method != "fit" && method != "fit_transform" {
+			// Impute the data to predict on with what the training data says.
+			for _, p := range trainingNames {
+				if in.inNamespace(p[0]) && p[0] != x.Text {
+					stats = p[0]
+					break
+				}
+			}
+		}
+		out = append(out, Candidate{
+			Fix:   analysis.Fix{Title: fmt.Sprintf("Fill the missing values of %s with the medians of %s", x.Text, stats), Edits: []analysis.Edit{replaceAt(x.Range, x.Text+".fillna("+stats+".median(numeric_only=True))")}},
+			Keeps: fmt.Sprintf("every row of %s is kept; missing values become the column's median (%s)", x.Text, stats),
+		})
+		if len(args) >= 2 && (method == "fit") {
+			y := args[1]
+			mask := x.Text + ".notna().all(axis=1)"
+			out = append(out, Candidate{
+				Fix: analysis.Fix{Title: fmt.Sprintf("Drop the rows with missing values from %s and %s", x.Text, y.Text), Edits: []analysis.Edit{
+					replaceAt(x.Range, x.Text+"["+mask+"]"), replaceAt(y.Range, y.Text+"["+mask+"]")}},
+				Keeps: "the complete rows are fitted on, features and labels kept together",
+			})
+		}
+	case nanYRE.MatchString(msg):
+		if len(args) < 2 {
+			return nil
+		}
+		y := args[1]
+		mask := y.Text + ".notna()"
+		out = append(out, Candidate{
+			Fix: analysis.Fix{Title: fmt.Sprintf("Fit on the rows whose label %s is known", y.Text), Edits: []analysis.Edit{
+				replaceAt(x.Range, x.Text+"["+mask+"]"), replaceAt(y.Range, y.Text+"["+mask+"]")}},
+			Keeps: "the rows with a label are fitted on, features and labels kept together",
+		})
+	}
+	return out
+}
