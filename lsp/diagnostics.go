@@ -252,7 +252,7 @@ func (d *document) mergedLocked(res *analysis.Result, c *notebook.Cell, index in
 	if len(l.Static)+len(l.Rules)+len(l.ShadowFindings)+len(l.LLM) == 0 {
 		return nil
 	}
-	return judge.Merge(c.ID, index, l).Findings
+	return d.verify.withVerified(c, judge.Merge(c.ID, index, l).Findings)
 }
 
 // merged is mergedLocked for requests.

@@ -50,6 +50,8 @@ type document struct {
 	// namespace is the kernel namespace from the last inspection (nil: unknown), so the
 	// static layer can be certain about names.
 	namespace map[string]bool
+	// verify holds the fixes proven in a copy of the kernel, per cell (verify.go).
+	verify verifyStore
 }
 
 // cellLayers is what the rules, shadow and LLM layers found for one cell text.
