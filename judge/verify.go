@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/premortem/premortem/analysis"
@@ -59,6 +60,10 @@ type VerifyRequest struct {
 	// Known are outcomes of candidates already run for this cell text and kernel state (by
 	// Outcome.Key), from a verification that was interrupted: they are not run again.
 	Known map[string]Outcome
+	// Gate, if set, is held around each candidate's shadow run: the kernel's inspector runs
+	// one shadow child at a time (a newer one cancels the older), so an editor serializes
+	// verification with its other shadow runs through it.
+	Gate sync.Locker
 	// OnOutcome, if set, is called after each candidate's run with the findings as they
 	// stand (verified fixes so far), so an editor can show proven fixes at once.
 	OnOutcome func(o Outcome, done, total int, findings []analysis.Finding)
@@ -193,7 +198,7 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 				// The cell itself could not be shadow-run; its edited copy cannot either.
 				c.outcome = Outcome{Key: c.outcome.Key, Status: req.Shadow.Status, Reason: firstNonEmpty(req.Shadow.Reason, req.Shadow.Refused, "the cell cannot be shadow-run")}
 			default:
-				o, err := j.runCandidate(ctx, c, req.Shadow)
+				o, err := j.runCandidate(ctx, c, req.Shadow, req.Gate)
 				if err != nil {
 					stop = err
 					break
@@ -363,8 +368,12 @@ func (j *Judge) prepare(nb *notebook.Notebook, target string, hist []repair.Cell
 
 // runCandidate shadow-runs a prepared candidate. Only an error from the kernel (busy,
 // dead, cancelled) is returned as an error; every shadow outcome is an Outcome.
-func (j *Judge) runCandidate(ctx context.Context, c *candidate, orig *facts.ShadowResult) (Outcome, error) {
+func (j *Judge) runCandidate(ctx context.Context, c *candidate, orig *facts.ShadowResult, gate sync.Locker) (Outcome, error) {
 	o := Outcome{Key: c.outcome.Key}
+	if gate != nil {
+		gate.Lock()
+		defer gate.Unlock()
+	}
 	if j.Kernel.State() == kernelclient.StateBusy {
 		return o, fmt.Errorf("verify fix: %w", kernelclient.ErrBusy)
 	}

@@ -803,7 +803,10 @@ func (rt *runtimeLayer) shadow(ctx context.Context, p *pass, a *attachment, res 
 	}
 	j := rt.judgeFor(a, p.settings, mode)
 	cf := res.Facts[c.ID]
+	gate := shadowGate(a) // one shadow child at a time with fix verification (verify.go)
+	gate.Lock()
 	r, err := j.ShadowRun(ctx, c.Text, cf)
+	gate.Unlock()
 	if err != nil {
 		if ctx.Err() == nil {
 			rt.s.tracef("shadow run of %s: %v", c.ID, err)

@@ -42,6 +42,17 @@ type cellVerify struct {
 
 var verifyProgressSeq atomic.Int64
 
+// shadowGates serializes the shadow runs made through one kernel attachment (by
+// *attachment): the inspector runs one child at a time and a newer run cancels the older,
+// so verification must not cancel a pass's or a command's shadow run, nor they its.
+var shadowGates sync.Map
+
+// shadowGate returns the attachment's shadow-run lock.
+func shadowGate(a *attachment) *sync.Mutex {
+	g, _ := shadowGates.LoadOrStore(a, &sync.Mutex{})
+	return g.(*sync.Mutex)
+}
+
 // state returns the cell's verification state for its current text and kernel count,
 // starting a fresh one when either changed.
 func (vs *verifyStore) state(c *notebook.Cell, run int) *cellVerify {
@@ -124,7 +135,7 @@ func (rt *runtimeLayer) verify(ctx context.Context, p *pass, a *attachment, res 
 		rt.waitIdle(a)
 		return
 	}
-	req := judge.VerifyRequest{Notebook: p.snap, Result: res, CellID: c.ID, Findings: fs}
+	req := judge.VerifyRequest{Notebook: p.snap, Result: res, CellID: c.ID, Findings: fs, Gate: shadowGate(a)}
 	if l := d.layersFor(c); l != nil {
 		req.Shadow, req.Inspection = l.shadow, l.inspection
 	}

@@ -200,6 +200,9 @@ func IntentKept(in Input, fix analysis.Fix) bool {
 			}
 		}
 	}
+	if !zeroFillKept(in, fix) {
+		return false
+	}
 	after, err := ApplyFix(texts, "", fix)
 	if err != nil {
 		return false
@@ -282,3 +285,34 @@ func isIdent(s string) bool { return s != "" && identRE.FindString(s) == s }
 var literalRE = regexp.MustCompile(`^(-?[0-9.]+|\[[-0-9., ]*\]|'[^']*'|"[^"]*"|None)$`)
 
 func isLiteral(s string) bool { return literalRE.MatchString(s) }
+
+var reindexRE = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\.reindex\(\s*columns\s*=\s*([A-Za-z_][A-Za-z0-9_.]*)\.feature_names_in_\s*,\s*fill_value`)
+
+// zeroFillKept rejects filling columns a frame lacks with a constant unless every one of
+// them is a one-hot indicator of a category the frame's split never saw (then 0 is its
+// true value); a real feature filled with 0 is data replaced by a constant.
+func zeroFillKept(in Input, fix analysis.Fix) bool {
+	for _, e := range fix.Edits {
+		m := reindexRE.FindStringSubmatch(e.NewText)
+		if m == nil {
+			continue
+		}
+		x, okx := in.value(m[1])
+		est, oke := in.value(strings.TrimSuffix(m[2], "."))
+		if !okx || !oke || est.Estimator == nil {
+			return false
+		}
+		have := map[string]bool{}
+		for _, c := range x.Columns {
+			if s, ok := c.Name.(string); ok {
+				have[s] = true
+			}
+		}
+		for _, n := range est.Estimator.FeatureNamesIn {
+			if !have[n] && !indicatorOf(n, have) {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -29,7 +29,6 @@ var (
 	inconsistent  = regexp.MustCompile(`inconsistent numbers of samples: \[([\d, ]+)\]`)
 	featureNames  = regexp.MustCompile(`feature names should match those that were passed during fit|Feature names unseen at fit time|Feature names must be in the same order`)
 	linearLitRE   = regexp.MustCompile(`\bLinear\s*\(\s*(?:in_features\s*=\s*)?(\d+)`)
-	fitCallRE     = regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_.]*)\.(fit|predict|predict_proba|transform|fit_transform|score)\s*\(`)
 	reshapeCallRE = regexp.MustCompile(`\.(reshape|view)\s*\(`)
 )
 
@@ -155,6 +154,10 @@ func inferDim(in *Input, size int, dims []int) []Candidate {
 	return out
 }
 
+// estimatorMethods are the estimator calls whose data arguments the shape families repair.
+var estimatorMethods = map[string]bool{"fit": true, "predict": true, "predict_proba": true, "transform": true,
+	"fit_transform": true, "score": true, "fit_predict": true, "decision_function": true, "partial_fit": true}
+
 // callArgs finds the estimator/torch call on the crash statement and its positional
 // arguments (as expressions of the cell's facts).
 func callArgs(in *Input) (*analysis.Expr, []*analysis.Expr) {
@@ -166,7 +169,7 @@ func callArgs(in *Input) (*analysis.Expr, []*analysis.Expr) {
 		if c.Expr == nil || c.Expr.Kind != analysis.ExprCall {
 			continue
 		}
-		if fitCallRE.MatchString(c.Callee + "(") {
+		if v := c.Expr.Value; v != nil && v.Kind == analysis.ExprAttribute && estimatorMethods[v.Name] {
 			best = c.Expr
 		}
 	}
@@ -242,10 +245,13 @@ func selectFitColumns(in *Input) []Candidate {
 			have[s] = true
 		}
 	}
-	missing := 0
+	missing, indicators := 0, 0
 	for _, n := range v.Estimator.FeatureNamesIn {
 		if !have[n] {
 			missing++
+			if indicatorOf(n, have) {
+				indicators++
+			}
 		}
 	}
 	if missing == 0 {
@@ -254,7 +260,7 @@ func selectFitColumns(in *Input) []Candidate {
 			Keeps: fmt.Sprintf("%s has every column %s saw at fit time; they are selected in fit order", x.Text, recv),
 		}}
 	}
-	if missing*2 <= len(v.Estimator.FeatureNamesIn) {
+	if indicators == missing && missing*2 <= len(v.Estimator.FeatureNamesIn) {
 		// One-hot columns a split lacks are all-zero indicators, not missing data.
 		return []Candidate{{
 			Fix:   analysis.Fix{Title: fmt.Sprintf("Align the columns with %s's (missing indicator columns as 0)", recv), Edits: []analysis.Edit{replaceAt(x.Range, x.Text+".reindex(columns="+recv+".feature_names_in_, fill_value=0)")}},
@@ -262,6 +268,23 @@ func selectFitColumns(in *Input) []Candidate {
 		}}
 	}
 	return nil
+}
+
+// indicatorOf reports whether a missing column is a one-hot indicator ("Contract_y") of a
+// category whose other indicators the frame has ("Contract_m"): a split without that
+// category lacks it, and its value is 0 for every row, not missing data.
+func indicatorOf(col string, have map[string]bool) bool {
+	i := strings.LastIndexByte(col, '_')
+	if i <= 0 {
+		return false
+	}
+	prefix := col[:i+1]
+	for h := range have {
+		if strings.HasPrefix(h, prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // matchingSplit swaps an argument whose length differs from the others for the split of
