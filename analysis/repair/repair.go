@@ -184,16 +184,59 @@ func (in *Input) inNamespace(name string) bool {
 	return false
 }
 
-// callsOnLine returns the cell's calls whose range starts on line l, innermost last.
+// callsOnLine returns the cell's calls whose range covers line l, outermost first: the
+// named calls the static facts list and, from the statements' expression trees, calls on
+// other callees (LinearRegression().fit(X, y)).
 func (in *Input) callsOnLine(l int) []analysis.Call {
 	if in.Facts == nil {
 		return nil
 	}
 	var out []analysis.Call
-	for _, c := range in.Facts.Calls {
-		if c.Range.Start.Line <= l && c.Range.End.Line >= l {
+	seen := map[string]bool{}
+	add := func(c analysis.Call) {
+		k := rangeKey(c.Range)
+		if c.Range.Start.Line <= l && c.Range.End.Line >= l && !seen[k] {
+			seen[k] = true
 			out = append(out, c)
 		}
+	}
+	var walk func(e *analysis.Expr)
+	walk = func(e *analysis.Expr) {
+		if e == nil || e.Range.Start.Line > l || e.Range.End.Line < l {
+			return
+		}
+		if e.Kind == analysis.ExprCall {
+			callee := ""
+			if e.Value != nil {
+				callee, _ = e.Value.Chain()
+			}
+			add(analysis.Call{Callee: callee, Expr: e, Range: e.Range})
+		}
+		walk(e.Value)
+		walk(e.Index)
+		for _, a := range e.Args {
+			walk(a)
+		}
+		for _, k := range e.Keywords {
+			walk(k.Value)
+		}
+	}
+	var stmts func(ss []*analysis.Statement)
+	stmts = func(ss []*analysis.Statement) {
+		for _, st := range ss {
+			if st == nil || st.Range.Start.Line > l || st.Range.End.Line < l {
+				continue
+			}
+			for _, t := range st.Targets {
+				walk(t)
+			}
+			walk(st.Value)
+			stmts(st.Body)
+		}
+	}
+	stmts(in.Facts.Statements)
+	for _, c := range in.Facts.Calls {
+		add(c)
 	}
 	return out
 }
