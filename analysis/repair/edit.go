@@ -239,7 +239,7 @@ var dataKinds = map[string]bool{"dataframe": true, "series": true, "ndarray": tr
 
 func replacedIdent(text string, fix analysis.Fix, id string) bool {
 	for _, e := range fix.Edits {
-		if e.Cell == "" && strings.Contains(textOf(text, e.Range), id) {
+		if e.Cell == "" && strings.TrimSpace(textOf(text, e.Range)) == id {
 			return true
 		}
 	}
