@@ -43,6 +43,9 @@ const (
 	maxCrashFindings = 2
 	// maxReplayCells bounds the executed cells re-run to verify a fix to an earlier cell.
 	maxReplayCells = 4
+	// maxReplayAll bounds the history replayed from its first cell, when re-running from
+	// the edited cell fails on the state the cells after it left.
+	maxReplayAll = 8
 )
 
 // VerifyRequest is one cell's findings to repair.
@@ -94,8 +97,15 @@ type candidate struct {
 	code     string // what the shadow child runs
 	cf       *analysis.CellFacts
 	replayed []int // notebook indexes of the earlier cells re-run (empty: the target alone)
-	why      string
 	outcome  Outcome
+	// What prepareFrom needs to replay from another cell, and where the target starts in
+	// code (1-based line).
+	target     string
+	hist       []repair.Cell
+	texts      map[string]string
+	after      map[string]string
+	first      int
+	targetLine int
 }
 
 // VerifyFixes returns the request's findings with the fixes of every crash finding
@@ -327,6 +337,13 @@ func (j *Judge) prepare(nb *notebook.Notebook, target string, hist []repair.Cell
 			break
 		}
 	}
+	return j.prepareFrom(c, target, hist, texts, after, first)
+}
+
+// prepareFrom builds the code of c replaying the history from index first (-1: the
+// target alone).
+func (j *Judge) prepareFrom(c *candidate, target string, hist []repair.Cell, texts, after map[string]string, first int) *candidate {
+	c.target, c.hist, c.texts, c.after, c.first, c.replayed = target, hist, texts, after, first, nil
 	for id := range after {
 		if id != target && first < 0 {
 			c.outcome = Outcome{Status: statusUnverifiable, Reason: "the fix edits a cell that has not run"}
@@ -343,7 +360,7 @@ func (j *Judge) prepare(nb *notebook.Notebook, target string, hist []repair.Cell
 		return c
 	}
 	replay := hist[first:]
-	if len(replay) > maxReplayCells {
+	if limit := map[bool]int{true: maxReplayAll, false: maxReplayCells}[first == 0]; len(replay) > limit {
 		c.outcome = Outcome{Status: statusUnverifiable, Reason: fmt.Sprintf("verifying it would re-run %d cells", len(replay)+1)}
 		return c
 	}
@@ -360,6 +377,7 @@ func (j *Judge) prepare(nb *notebook.Notebook, target string, hist []repair.Cell
 		parts = append(parts, t)
 		c.replayed = append(c.replayed, h.Index)
 	}
+	c.targetLine = strings.Count(strings.Join(parts, "\n"), "\n") + 2
 	parts = append(parts, targetText)
 	c.code = strings.Join(parts, "\n")
 	c.cf = analysis.ParseCell(c.code)
@@ -401,6 +419,16 @@ func (j *Judge) runCandidate(ctx context.Context, c *candidate, orig *facts.Shad
 		}
 		o.Verified = true
 	case facts.ShadowError:
+		if c.first > 0 && r.Line > 0 && r.Line < c.targetLine && len(c.hist) <= maxReplayAll {
+			// A re-run cell failed against the current state (it mutates what it reads:
+			// df = df.drop(...)); replay the whole history instead, as a restart and run
+			// all would.
+			top := j.prepareFrom(&candidate{fix: c.fix, size: c.size, keeps: c.keeps, outcome: Outcome{Key: c.outcome.Key}}, c.target, c.hist, c.texts, c.after, 0)
+			if top.outcome.Status == "" {
+				*c = *top
+				return j.runCandidate(ctx, c, orig, nil)
+			}
+		}
 		o.Exception = r.Exception
 		o.Reason = fmt.Sprintf("the edited cell raised %s: %s", r.Exception, oneLine(r.Message))
 	default:

@@ -19,13 +19,14 @@ func init() {
 }
 
 var (
-	wantFloatRE = regexp.MustCompile(`(?i)expected scalar type Float|found dtype Double but expected Float|must have the same dtype|expected m1 and m2 to have the same dtype|Input type \(torch\.DoubleTensor\)`)
-	wantLongRE  = regexp.MustCompile(`(?i)expected scalar type Long|found dtype Float but expected Long|"nll_loss.*" not implemented for 'Float'|expected .*Long.*but got.*Float|not implemented for 'Float'.*target|Expected floating point type for target with class probabilities`)
-	notTensorRE = regexp.MustCompile(`must be Tensor, not (numpy\.ndarray|DataFrame|Series|list)|'(numpy\.ndarray|DataFrame)' object has no attribute '(dim|float|size)'`)
-	deviceRE    = regexp.MustCompile(`Expected all tensors to be on the same device`)
-	operandRE   = regexp.MustCompile(`unsupported operand type\(s\) for [^:]+: '(str|int|float)' and '(str|int|float)'|can only concatenate str|could not convert string to float`)
-	intNaNRE    = regexp.MustCompile(`Cannot convert non-finite values \(NA or inf\) to integer`)
-	astypeIntRE = regexp.MustCompile(`\.astype\(\s*(int|'int'|"int"|'int64'|"int64"|np\.int64)\s*\)`)
+	wantFloatRE   = regexp.MustCompile(`(?i)expected scalar type Float|found dtype Double but expected Float|must have the same dtype|expected m1 and m2 to have the same dtype|Input type \(torch\.DoubleTensor\)`)
+	wantLongRE    = regexp.MustCompile(`(?i)expected scalar type Long|found dtype Float but expected Long|"nll_loss.*" not implemented for 'Float'|expected .*Long.*but got.*Float|not implemented for 'Float'.*target|Expected floating point type for target with class probabilities`)
+	notTensorRE   = regexp.MustCompile(`must be Tensor, not (numpy\.ndarray|DataFrame|Series|list)|'(numpy\.ndarray|DataFrame)' object has no attribute '(dim|float|size)'`)
+	deviceRE      = regexp.MustCompile(`Expected all tensors to be on the same device`)
+	operandRE     = regexp.MustCompile(`unsupported operand type\(s\) for [^:]+: '(str|int|float)' and '(str|int|float)'|can only concatenate str|could not convert string to float`)
+	intNaNRE      = regexp.MustCompile(`Cannot convert non-finite values \(NA or inf\) to integer`)
+	strAccessorRE = regexp.MustCompile(`Can only use \.str accessor with string values`)
+	astypeIntRE   = regexp.MustCompile(`\.astype\(\s*(int|'int'|"int"|'int64'|"int64"|np\.int64)\s*\)`)
 )
 
 func dtypeGen(in *Input) []Candidate {
@@ -45,6 +46,16 @@ func dtypeGen(in *Input) []Candidate {
 	}
 	if operandRE.MatchString(msg) {
 		out = append(out, toNumeric(in)...)
+	}
+	if strAccessorRE.MatchString(msg) {
+		for _, r := range findOnLine(in.Text, in.crashLine(), ".str.") {
+			p := r.Start
+			out = append(out, Candidate{
+				Fix:   analysis.Fix{Title: "Convert to strings before .str", Edits: []analysis.Edit{{Range: analysis.Range{Start: p, End: p}, NewText: ".astype(str)"}}},
+				Keeps: "the same values as text, which the .str accessor works on",
+			})
+			break
+		}
 	}
 	if intNaNRE.MatchString(msg) {
 		l := in.crashLine()

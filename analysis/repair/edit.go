@@ -215,8 +215,12 @@ func IntentKept(in Input, fix analysis.Fix) bool {
 	// crash line must still appear on a code line of the edited cell.
 	crash := strings.TrimSpace(lineAt(in.Text, in.crashLine()))
 	code := codeOnly(nt)
+	kwargs := map[string]bool{}
+	for _, m := range kwargRE.FindAllStringSubmatch(stripStrings(crash), -1) {
+		kwargs[m[1]] = true // a keyword's name is no data: renaming it is the repair of a call
+	}
 	for _, id := range identRE.FindAllString(stripStrings(crash), -1) {
-		if keywords[id] {
+		if keywords[id] || kwargs[id] {
 			continue
 		}
 		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(id) + `\b`).MatchString(code) {
@@ -230,7 +234,10 @@ func IntentKept(in Input, fix analysis.Fix) bool {
 	return true
 }
 
-var identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+var (
+	identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+	kwargRE = regexp.MustCompile(`[(,]\s*([A-Za-z_][A-Za-z0-9_]*)\s*=[^=]`)
+)
 
 var keywords = map[string]bool{"and": true, "or": true, "not": true, "in": true, "is": true, "if": true, "else": true,
 	"for": true, "lambda": true, "None": true, "True": true, "False": true, "print": true}
@@ -294,8 +301,8 @@ var reindexRE = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\.reindex\(\s*column
 func zeroFillKept(in Input, fix analysis.Fix) bool {
 	for _, e := range fix.Edits {
 		m := reindexRE.FindStringSubmatch(e.NewText)
-		if m == nil {
-			continue
+		if m == nil || strings.HasPrefix(e.NewText, "pd.get_dummies(") {
+			continue // one-hot columns a split lacks are 0 by construction
 		}
 		x, okx := in.value(m[1])
 		est, oke := in.value(strings.TrimSuffix(m[2], "."))

@@ -29,12 +29,11 @@ func nearest(wrong string, pool []string, max int) []string {
 			out = append(out, scored{p, 1})
 		default:
 			d := distance(nw, np)
+			// A typo is one or two keystrokes; three edits turn GarageArea into GarageCars,
+			// another feature altogether.
 			limit := 1
-			if len(nw) >= 5 {
+			if len(nw) >= 7 {
 				limit = 2
-			}
-			if len(nw) >= 9 {
-				limit = 3
 			}
 			if d <= limit {
 				out = append(out, scored{p, 1 + d})

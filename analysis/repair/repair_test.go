@@ -116,6 +116,24 @@ func TestCandidates(t *testing.T) {
 			in.History = hist("df = pd.read_csv('x.csv')\ndf = df.dropna(inplace=True)")
 			return in
 		}(), "c0:df = pd.read_csv('x.csv')\ndf = df.dropna()"},
+		{"column of the merged frame", input("by = orders.groupby('region')['amount'].sum()\n", "KeyError", "'region'", 0,
+			frame("orders", "cust_id", "amount"), frame("full", "cust_id", "amount", "region")), "by = full.groupby('region')['amount'].sum()\n"},
+		{"merge on differently named keys", input("full = orders.merge(customers, on=\"customer_id\")\n", "KeyError", "'customer_id'", 0,
+			frame("orders", "cust_id", "amount"), frame("customers", "customer_id", "region")), "full = orders.merge(customers, left_on=\"cust_id\", right_on=\"customer_id\")\n"},
+		{"column dropped in an earlier cell", func() Input {
+			in := input("hood = pd.get_dummies(df['Neighborhood'])\n", "KeyError", "'Neighborhood'", 0, frame("df", "Price"))
+			in.History = hist("df = pd.read_csv('h.csv')", "df = df.drop(columns=['Id', 'Neighborhood'])")
+			return in
+		}(), "c1:df = df.drop(columns=['Id'])"},
+		{"column dropped alone is not kept", func() Input {
+			in := input("hood = df['Neighborhood']\n", "KeyError", "'Neighborhood'", 0, frame("df", "Price"))
+			in.History = hist("df = df.drop(columns=['Neighborhood'])")
+			return in
+		}(), ""},
+		{"str accessor on numbers", input("s = df['rating'].str.len()\n", "AttributeError", "Can only use .str accessor with string values!", 0, frame("df", "rating")), "s = df['rating'].astype(str).str.len()\n"},
+		{"dummies of a split", input("p = model.predict(pd.get_dummies(X_test))\n", "ValueError", "The feature names should match those that were passed during fit.", 0,
+			facts.Value{Name: "model", Exists: true, Kind: facts.KindEstimator, Estimator: &facts.Estimator{Fitted: true, FeatureNamesIn: []string{"c_a", "c_b"}}}),
+			"p = model.predict(pd.get_dummies(X_test).reindex(columns=model.feature_names_in_, fill_value=0))\n"},
 		{"unrelated exception", input("x = 1 / 0\n", "ZeroDivisionError", "division by zero", 0), ""},
 	}
 	for _, tc := range tests {

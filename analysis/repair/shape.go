@@ -235,6 +235,14 @@ func selectFitColumns(in *Input) []Candidate {
 		return nil
 	}
 	x := args[0]
+	if strings.HasPrefix(x.Text, "pd.get_dummies(") {
+		// A split encoded on its own lacks the indicator columns of the categories it does
+		// not contain; those are 0 for every row of it.
+		return []Candidate{{
+			Fix:   analysis.Fix{Title: fmt.Sprintf("Align the encoded columns with %s's (absent categories as 0)", recv), Edits: []analysis.Edit{replaceAt(x.Range, x.Text+".reindex(columns="+recv+".feature_names_in_, fill_value=0)")}},
+			Keeps: fmt.Sprintf("the split's own indicator columns, in the order %s was fitted on; a category the split lacks is 0 in every row", recv),
+		}}
+	}
 	xv, ok := in.value(x.Text)
 	if !ok || xv.Kind != "dataframe" {
 		return nil
