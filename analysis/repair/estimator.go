@@ -24,8 +24,20 @@ var (
 	nanYRE     = regexp.MustCompile(`Input y contains NaN`)
 )
 
+var (
+	probaRE  = regexp.MustCompile(`predict_proba is not available when\s+probability=False`)
+	metricRE = regexp.MustCompile(`Classification metrics can't handle a mix of`)
+	svcRE    = regexp.MustCompile(`\bSVC\(`)
+)
+
 func estimatorGen(in *Input) []Candidate {
 	msg := in.message()
+	if probaRE.MatchString(msg) {
+		return probability(in)
+	}
+	if metricRE.MatchString(msg) {
+		return labelsFromScores(in)
+	}
 	call, args := callArgs(in)
 	if call == nil || len(args) == 0 || call.Value == nil || call.Value.Kind != analysis.ExprAttribute {
 		return nil
@@ -34,6 +46,10 @@ func estimatorGen(in *Input) []Candidate {
 	x := args[0]
 	xv, known := in.value(x.Text)
 	frame := known && xv.Kind == facts.KindDataFrame
+	if !known && assignedIn(in, x.Text) {
+		// Built by this very cell: verification shows whether it is a frame.
+		frame = true
+	}
 	var out []Candidate
 	switch {
 	case textIntoRE.MatchString(msg):
@@ -98,6 +114,78 @@ func estimatorGen(in *Input) []Candidate {
 				replaceAt(x.Range, x.Text+"["+mask+"]"), replaceAt(y.Range, y.Text+"["+mask+"]")}},
 			Keeps: "the rows with a label are fitted on, features and labels kept together",
 		})
+	}
+	return out
+}
+
+// assignedIn reports whether the cell itself binds name.
+func assignedIn(in *Input, name string) bool {
+	if in.Facts == nil {
+		return false
+	}
+	for _, d := range in.Facts.Defs {
+		if d.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// probability builds the SVC with probability=True where it is constructed (this cell or
+// the latest earlier one), so predict_proba exists after the fit that follows.
+func probability(in *Input) []Candidate {
+	type site struct {
+		cell  string
+		index int
+		text  string
+	}
+	sites := []site{{"", -1, in.Text}}
+	for i := len(in.History) - 1; i >= 0; i-- {
+		sites = append(sites, site{in.History[i].ID, in.History[i].Index, in.History[i].Text})
+	}
+	for _, s := range sites {
+		for l, line := range lines(s.text) {
+			loc := svcRE.FindStringIndex(stripComment(line))
+			if loc == nil {
+				continue
+			}
+			closeAt := matchingClose(line, loc[1])
+			if closeAt < 0 {
+				continue
+			}
+			text := ", probability=True"
+			if strings.TrimSpace(line[loc[1]:closeAt]) == "" {
+				text = "probability=True"
+			}
+			p := analysis.Position{Line: l, Character: analysis.UTF16Len(line[:closeAt])}
+			e := analysis.Edit{Cell: s.cell, Range: analysis.Range{Start: p, End: p}, NewText: text}
+			title := "Build the SVC with probability=True"
+			if s.cell != "" {
+				title += fmt.Sprintf(" in cell %d (run it again)", s.index+1)
+			}
+			return []Candidate{{Fix: analysis.Fix{Title: title, Edits: []analysis.Edit{e}}, Keeps: "the same model, fitted with the probability estimates predict_proba needs"}}
+		}
+	}
+	return nil
+}
+
+// labelsFromScores passes class labels to a classification metric that got scores: the
+// most probable class of each row.
+func labelsFromScores(in *Input) []Candidate {
+	var out []Candidate
+	for _, c := range in.callsOnLine(in.crashLine()) {
+		if c.Expr == nil || !strings.HasSuffix(c.Callee, "_score") && !strings.HasSuffix(c.Callee, "confusion_matrix") && !strings.HasSuffix(c.Callee, "classification_report") {
+			continue
+		}
+		for i, a := range c.Expr.Args {
+			if i == 0 || a.Kind != analysis.ExprName {
+				continue // the first argument holds the true labels
+			}
+			out = append(out, Candidate{
+				Fix:   analysis.Fix{Title: fmt.Sprintf("Pass the predicted classes: %s.argmax(axis=1)", a.Text), Edits: []analysis.Edit{replaceAt(a.Range, a.Text+".argmax(axis=1)")}},
+				Keeps: fmt.Sprintf("%s holds one score per class; the metric compares the most likely class with the labels", a.Text),
+			})
+		}
 	}
 	return out
 }

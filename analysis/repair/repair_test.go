@@ -134,6 +134,15 @@ func TestCandidates(t *testing.T) {
 		{"dummies of a split", input("p = model.predict(pd.get_dummies(X_test))\n", "ValueError", "The feature names should match those that were passed during fit.", 0,
 			facts.Value{Name: "model", Exists: true, Kind: facts.KindEstimator, Estimator: &facts.Estimator{Fitted: true, FeatureNamesIn: []string{"c_a", "c_b"}}}),
 			"p = model.predict(pd.get_dummies(X_test).reindex(columns=model.feature_names_in_, fill_value=0))\n"},
+		{"broadcast keeps the reduced axis", input("Xc = X - X.mean(axis=1)\n", "ValueError", "operands could not be broadcast together with shapes (5,4) (5,) ", 0), "Xc = X - X.mean(axis=1, keepdims=True)\n"},
+		{"concatenate a 1-D array as a column", input("t = np.concatenate([X, y], axis=1)\n", "ValueError", "all the input arrays must have same number of dimensions, but the array at index 0 has 2 dimension(s) and the array at index 1 has 1 dimension(s)", 0), "t = np.concatenate([X, y[:, None]], axis=1)\n"},
+		{"matmul transposes an operand", input("h = W @ X\n", "ValueError", "matmul: Input operand 1 has a mismatch in its core dimension 0", 0), "h = W.T @ X\n"},
+		{"SVC built with probability", func() Input {
+			in := input("s = svc.predict_proba(X_test)\n", "AttributeError", "predict_proba is not available when  probability=False", 0)
+			in.History = hist("svc = SVC(kernel='rbf')\nsvc.fit(X_train, y_train)")
+			return in
+		}(), "c0:svc = SVC(kernel='rbf', probability=True)\nsvc.fit(X_train, y_train)"},
+		{"metric on scores", input("print(accuracy_score(y_test, proba))\n", "ValueError", "Classification metrics can't handle a mix of binary and continuous-multioutput targets", 0), "print(accuracy_score(y_test, proba.argmax(axis=1)))\n"},
 		{"unrelated exception", input("x = 1 / 0\n", "ZeroDivisionError", "division by zero", 0), ""},
 	}
 	for _, tc := range tests {

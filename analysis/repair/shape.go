@@ -59,7 +59,62 @@ func shapeGen(in *Input) []Candidate {
 	if strings.Contains(msg, "mismatch in its core dimension") || strings.Contains(msg, "shapes") && strings.Contains(msg, "not aligned") {
 		out = append(out, transposeOperand(in)...)
 	}
+	if strings.Contains(msg, "could not be broadcast together") {
+		out = append(out, keepDims(in)...)
+	}
+	if m := concatDimsRE.FindStringSubmatch(msg); m != nil {
+		out = append(out, addAxis(in, m)...)
+	}
 	return out
+}
+
+var (
+	reduceAxisRE = regexp.MustCompile(`\.(mean|sum|std|var|max|min|median)\(\s*axis\s*=\s*(-?\d+)\s*\)`)
+	concatDimsRE = regexp.MustCompile(`array at index (\d+) has (\d+) dimension\(s\) and the array at index (\d+) has (\d+) dimension\(s\)`)
+)
+
+// keepDims keeps the reduced axis of a reduction on the crash line, so the result
+// broadcasts back against the array it came from (X - X.mean(axis=1)).
+func keepDims(in *Input) []Candidate {
+	l := in.crashLine()
+	line := lineAt(in.Text, l)
+	var out []Candidate
+	for _, m := range reduceAxisRE.FindAllStringSubmatchIndex(line, -1) {
+		p := analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[1]-1])}
+		out = append(out, Candidate{
+			Fix:   analysis.Fix{Title: fmt.Sprintf("Keep the reduced axis (%s(..., keepdims=True))", line[m[2]:m[3]]), Edits: []analysis.Edit{{Range: analysis.Range{Start: p, End: p}, NewText: ", keepdims=True"}}},
+			Keeps: "the same statistic, shaped so it broadcasts against the array it was computed from",
+		})
+	}
+	return out
+}
+
+// addAxis gives the array with fewer dimensions in a concatenation the missing axis
+// (np.concatenate([X, y], axis=1) with a 1-D y: y[:, None]).
+func addAxis(in *Input, m []string) []Candidate {
+	i, di, j, dj := atoi(m[1]), atoi(m[2]), atoi(m[3]), atoi(m[4])
+	low := j
+	if di < dj {
+		low = i
+	}
+	if abs(di-dj) != 1 {
+		return nil
+	}
+	for _, c := range in.callsOnLine(in.crashLine()) {
+		if c.Expr == nil || len(c.Expr.Args) == 0 || !strings.HasSuffix(c.Callee, "concatenate") && !strings.HasSuffix(c.Callee, "hstack") && !strings.HasSuffix(c.Callee, "column_stack") {
+			continue
+		}
+		list := c.Expr.Args[0]
+		if (list.Kind != analysis.ExprList && list.Kind != analysis.ExprTuple) || low >= len(list.Args) {
+			continue
+		}
+		e := list.Args[low]
+		return []Candidate{{
+			Fix:   analysis.Fix{Title: fmt.Sprintf("Make %s a column: %s[:, None]", e.Text, e.Text), Edits: []analysis.Edit{replaceAt(e.Range, e.Text+"[:, None]")}},
+			Keeps: fmt.Sprintf("the same values of %s, with the axis the other arrays have", e.Text),
+		}}
+	}
+	return nil
 }
 
 // linearInFeatures sets the in_features of the Linear layer that expects `want` inputs to
@@ -350,6 +405,20 @@ func matchingSplit(in *Input) []Candidate {
 func transposeOperand(in *Input) []Candidate {
 	var out []Candidate
 	line := lineAt(in.Text, in.crashLine())
+	if i := strings.Index(line, " @ "); i >= 0 {
+		// The left operand transposed: the name just before " @ ".
+		j := i
+		for j > 0 && (isIdentByte(line[j-1]) || line[j-1] == '.') {
+			j--
+		}
+		if j < i {
+			p := analysis.Position{Line: in.crashLine(), Character: analysis.UTF16Len(line[:i])}
+			out = append(out, Candidate{
+				Fix:   analysis.Fix{Title: "Transpose the left operand (.T)", Edits: []analysis.Edit{{Range: analysis.Range{Start: p, End: p}, NewText: ".T"}}},
+				Keeps: "the same matrices; the inner dimensions of a product must agree",
+			})
+		}
+	}
 	if i := strings.Index(line, " @ "); i >= 0 {
 		rest := line[i+3:]
 		j := 0
