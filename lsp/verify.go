@@ -100,6 +100,11 @@ func (vs *verifyStore) withVerified(c *notebook.Cell, fs []analysis.Finding) []a
 		if v, ok := by[findingDigest(f)]; ok && v.Exception == f.Exception {
 			f.Fixes = v.Fixes
 			f.Evidence = v.Evidence
+			if len(f.Fixes) > 0 && f.Fixes[0].Verified {
+				// Said in the diagnostic too: its message changes, so the client re-reads
+				// the code actions (and the user sees a proven fix exists).
+				f.Evidence = append(append([]string(nil), f.Evidence...), "quick fix proven in a copy of the kernel: "+f.Fixes[0].Title)
+			}
 		}
 		out[i] = f
 	}

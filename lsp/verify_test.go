@@ -55,6 +55,15 @@ func TestVerifiedQuickFix(t *testing.T) {
 	if dc := a.Edit.DocumentChanges[0]; dc.TextDocument.URI != target || !strings.Contains(dc.Edits[0].NewText, "Age") {
 		t.Errorf("edit %+v, want 'Age' on %s", dc, target)
 	}
+	// The proof is published with the diagnostic, so clients re-read the code actions.
+	c.wait("the diagnostic to say the fix is proven", func() bool {
+		for _, d := range c.diags[target] {
+			if strings.Contains(d.Message, "quick fix proven in a copy of the kernel: Use column 'Age' (verified: the cell runs)") {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // TestVerifiedFixEditsEarlierCell: a Linear(4, 1) inside a module defined in an earlier
