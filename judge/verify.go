@@ -134,9 +134,10 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 		return out, nil
 	}
 	hist := historyCells(nb, req.Result, req.CellID)
+	unrun := unrunNames(nb, req.Result, req.CellID)
 	inputs := make([]repair.Input, len(crashes))
 	for n, i := range crashes {
-		inputs[n] = repair.Input{Finding: out[i], Message: shadowMessage(req.Shadow, out[i]), Text: cell.Text, Facts: cf, History: hist}
+		inputs[n] = repair.Input{Finding: out[i], Message: shadowMessage(req.Shadow, out[i]), Text: cell.Text, Facts: cf, History: hist, Unrun: unrun}
 	}
 	active := j.Kernel != nil && j.Options.Shadow != ShadowOff && j.Options.Shadow != ""
 	insp := req.Inspection
@@ -167,6 +168,12 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 	cands := make([][]*candidate, len(crashes))
 	total := 0
 	for n, i := range crashes {
+		if m := nameErrRE.FindStringSubmatch(inputs[n].Message + " " + out[i].Message); m != nil && out[i].Exception == "NameError" && unrun[m[1]] {
+			// A cell that has not run defines the name: running it is the repair, and the
+			// finding says so; renaming the use to another name would change the data.
+			out[i].Fixes = nil
+			continue
+		}
 		seen := map[string]bool{}
 		add := func(f analysis.Fix, keeps string) {
 			f.Title = strings.TrimSpace(f.Title)
@@ -270,6 +277,27 @@ func historyCells(nb *notebook.Notebook, res *analysis.Result, target string) []
 			cf = res.Facts[c.ID]
 		}
 		out = append(out, repair.Cell{ID: c.ID, Index: nb.Index(c.ID), Text: c.Text, Facts: cf})
+	}
+	return out
+}
+
+// unrunNames returns the names bound by the code cells that have not run, the target aside.
+func unrunNames(nb *notebook.Notebook, res *analysis.Result, target string) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range nb.Cells {
+		if c.ID == target || c.Kind != notebook.Code || c.Executed() {
+			continue
+		}
+		var cf *analysis.CellFacts
+		if res != nil {
+			cf = res.Facts[c.ID]
+		}
+		if cf == nil {
+			cf = analysis.ParseCell(c.Text)
+		}
+		for _, d := range cf.Defs {
+			out[d.Name] = true
+		}
 	}
 	return out
 }

@@ -216,6 +216,9 @@ func misspelledName(in *Input) []Candidate {
 		return nil
 	}
 	wrong := m[1]
+	if in.Unrun[wrong] {
+		return nil // defined by a cell that has not run: the name is right, the order is not
+	}
 	var pool []string
 	pool = append(pool, in.Inspection.Namespace...)
 	for _, d := range in.Facts.Defs {

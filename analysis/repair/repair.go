@@ -23,6 +23,9 @@ type Input struct {
 	Inspection *facts.Inspection
 	// History is the executed cells in execution order, without the crashing cell.
 	History []Cell
+	// Unrun are the names bound by code cells that have not run (other than this one): a
+	// NameError on one of them is repaired by running its cell, never by a rename.
+	Unrun map[string]bool
 }
 
 // Cell is one executed cell of the history.

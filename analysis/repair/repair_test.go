@@ -77,6 +77,11 @@ func TestCandidates(t *testing.T) {
 		{"no such column", input("df['bedrooms']\n", "KeyError", "'bedrooms'", 0, frame("df", "Age")), ""},
 		{"attribute column", input("df.Sqft.mean()\n", "AttributeError", "'DataFrame' object has no attribute 'Sqft'", 0, frame("df", "sqft")), "df.sqft.mean()\n"},
 		{"misspelled name", input("modle.fit(X)\n", "NameError", "name 'modle' is not defined", 0, facts.Value{Name: "model", Exists: true}), "model.fit(X)\n"},
+		{"name defined by a cell that has not run", func() Input {
+			in := input("model.fit(X_train_s, y)\n", "NameError", "name 'X_train_s' is not defined", 0, facts.Value{Name: "X_train", Exists: true})
+			in.Unrun = map[string]bool{"X_train_s": true}
+			return in
+		}(), ""},
 		{"missing imports", input("a = np.ones(3)\nsns.histplot(a)\n", "NameError", "name 'np' is not defined", 0), "import numpy as np\nimport seaborn as sns\na = np.ones(3)\nsns.histplot(a)\n"},
 		{"not fitted transform on training data", input("Z = sc.transform(X_train)\n", "NotFittedError", "This StandardScaler instance is not fitted yet.", 0, scaler, frame("X_train", "a")), "Z = sc.fit_transform(X_train)\n"},
 		{"not fitted, fit on training data first", input("Z = sc.transform(X_test)\n", "NotFittedError", "This StandardScaler instance is not fitted yet.", 0, scaler, frame("X_train", "a"), frame("X_test", "a")), "sc.fit(X_train)\nZ = sc.transform(X_test)\n"},
