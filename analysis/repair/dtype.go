@@ -25,6 +25,8 @@ var (
 	deviceRE      = regexp.MustCompile(`Expected all tensors to be on the same device`)
 	operandRE     = regexp.MustCompile(`unsupported operand type\(s\) for [^:]+: '(str|int|float)' and '(str|int|float)'|can only concatenate str|could not convert string to float`)
 	intNaNRE      = regexp.MustCompile(`Cannot convert non-finite values \(NA or inf\) to integer`)
+	textNumberRE  = regexp.MustCompile(`(?:invalid literal for int\(\) with base 10|could not convert string to float): '([^']*)'`)
+	digitsRE      = regexp.MustCompile(`[0-9]`)
 	strAccessorRE = regexp.MustCompile(`Can only use \.str accessor with string values`)
 	astypeIntRE   = regexp.MustCompile(`\.astype\(\s*(int|'int'|"int"|'int64'|"int64"|np\.int64)\s*\)`)
 )
@@ -46,6 +48,9 @@ func dtypeGen(in *Input) []Candidate {
 	}
 	if operandRE.MatchString(msg) {
 		out = append(out, toNumeric(in)...)
+	}
+	if m := textNumberRE.FindStringSubmatch(msg); m != nil && digitsRE.MatchString(m[1]) {
+		out = append(out, stripNumberText(in, m[1])...)
 	}
 	if strAccessorRE.MatchString(msg) {
 		for _, r := range findOnLine(in.Text, in.crashLine(), ".str.") {
@@ -191,6 +196,22 @@ func toNumeric(in *Input) []Candidate {
 				Keeps: fmt.Sprintf("column %s holds numbers written as text (%s); they are parsed, text that is no number becomes NaN", col, strings.Join(c.NonNumericSample, ", ")),
 			})
 		}
+	}
+	return out
+}
+
+// stripNumberText makes numbers written with symbols ("10,000+", "$1,234.50") castable: the
+// characters that are no part of a number are removed before the .astype on the crash line.
+func stripNumberText(in *Input, sample string) []Candidate {
+	l := in.crashLine()
+	var out []Candidate
+	for _, r := range findOnLine(in.Text, l, ".astype(") {
+		p := r.Start
+		out = append(out, Candidate{
+			Fix:   analysis.Fix{Title: "Remove the non-numeric characters before the cast", Edits: []analysis.Edit{{Range: analysis.Range{Start: p, End: p}, NewText: `.str.replace(r"[^0-9.\-]", "", regex=True)`}}},
+			Keeps: fmt.Sprintf("the numbers are written with symbols (%q); the digits are kept and cast as before", sample),
+		})
+		break
 	}
 	return out
 }

@@ -148,6 +148,8 @@ func TestCandidates(t *testing.T) {
 			return in
 		}(), "c0:svc = SVC(kernel='rbf', probability=True)\nsvc.fit(X_train, y_train)"},
 		{"metric on scores", input("print(accuracy_score(y_test, proba))\n", "ValueError", "Classification metrics can't handle a mix of binary and continuous-multioutput targets", 0), "print(accuracy_score(y_test, proba.argmax(axis=1)))\n"},
+		{"numbers written with symbols", input("df['Installs'] = df['Installs'].astype('int')\n", "ValueError", "invalid literal for int() with base 10: '10,000+'", 0),
+			"df['Installs'] = df['Installs'].str.replace(r\"[^0-9.\\-]\", \"\", regex=True).astype('int')\n"},
 		{"unrelated exception", input("x = 1 / 0\n", "ZeroDivisionError", "division by zero", 0), ""},
 	}
 	for _, tc := range tests {
