@@ -522,10 +522,31 @@ func offered(cs []*candidate, texts map[string]string, target string, nb *notebo
 		}
 		f := c.fix
 		f.Verified, f.Preferred = false, false
-		f.Title = stripVerification(f.Title) + " (not verified: " + c.outcome.Reason + ")"
+		f.Title = stripVerification(f.Title) + " (not verified: " + shortReason(c.outcome) + ")"
 		out = append(out, withCells(f, target))
 	}
 	return out
+}
+
+// shortReason says in a few words, for a title, why a fix is not verified (the outcome's
+// Reason has the details).
+func shortReason(o Outcome) string {
+	switch o.Status {
+	case facts.ShadowSkipped:
+		return "the cell cannot be run in a copy of the kernel"
+	case facts.ShadowRefused:
+		return "running it needs a side effect the copy refuses"
+	case facts.ShadowTimeout:
+		return "too slow to run in a copy of the kernel"
+	case facts.ShadowDied:
+		return "the copy of the kernel died"
+	case facts.ShadowOK:
+		return "the run was cut short"
+	}
+	if o.Reason != "" {
+		return o.Reason
+	}
+	return o.Status
 }
 
 // ranWhat says what the verifying run covered, for the title.
