@@ -35,8 +35,8 @@ func (k *busyKernel) ShadowResult(context.Context, string) (*facts.ShadowResult,
 	return nil, kernelclient.ErrBusy
 }
 func (k *busyKernel) ShadowCancel(context.Context, string) error { return nil }
-func (k *busyKernel) Events() <-chan kernelclient.Event           { return nil }
-func (k *busyKernel) Close() error                                { return nil }
+func (k *busyKernel) Events() <-chan kernelclient.Event          { return nil }
+func (k *busyKernel) Close() error                               { return nil }
 
 // TestVerifyBusyKernel: verification never sends a request to a busy kernel; it stops with
 // ErrBusy (the editor resumes on the next idle event) and the finding keeps its fixes.
