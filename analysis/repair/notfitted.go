@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/facts"
 )
 
 // Not fitted: an estimator used (transform, predict, score...) before fit gets fitted just
@@ -85,7 +86,48 @@ func splitArgs(s string) []string {
 	return out
 }
 
+// fitReturnRE finds `X = est.fit(...)`: fit returns the estimator, not the data.
+var fitReturnRE = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*[A-Za-z_][A-Za-z0-9_]*\.(fit)\(`)
+
+// fitReturned repairs data that became an estimator: an argument on the crash line holds
+// an estimator because an earlier cell assigned fit's return value to it; that cell calls
+// fit_transform instead, which returns the transformed data.
+func fitReturned(in *Input) []Candidate {
+	var out []Candidate
+	for _, c := range in.callsOnLine(in.crashLine()) {
+		if c.Expr == nil {
+			continue
+		}
+		for _, a := range c.Expr.Args {
+			v, ok := in.value(a.Text)
+			if a.Kind != analysis.ExprName || !ok || v.Kind != facts.KindEstimator {
+				continue
+			}
+			for i := len(in.History) - 1; i >= 0; i-- {
+				h := in.History[i]
+				for l, line := range lines(h.Text) {
+					m := fitReturnRE.FindStringSubmatchIndex(stripComment(line))
+					if m == nil || line[m[2]:m[3]] != a.Text {
+						continue
+					}
+					r := analysis.Range{Start: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[4]])}, End: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[5]])}}
+					e := replaceAt(r, "fit_transform")
+					e.Cell = h.ID
+					return append(out, Candidate{
+						Fix:   analysis.Fix{Title: fmt.Sprintf("Assign the transformed data: fit_transform in cell %d (run it again)", h.Index+1), Edits: []analysis.Edit{e}},
+						Keeps: fmt.Sprintf("cell %d assigned fit's return value (the estimator itself) to %s; fit_transform fits the same way and returns the data", h.Index+1, a.Text),
+					})
+				}
+			}
+		}
+	}
+	return out
+}
+
 func notFittedGen(in *Input) []Candidate {
+	if fr := fitReturned(in); len(fr) > 0 {
+		return fr
+	}
 	exc := in.exception()
 	msg := in.message()
 	if exc != "NotFittedError" && !(exc == "AttributeError" && strings.Contains(msg, "not fitted")) && in.Finding.Code != "not-fitted" {

@@ -150,6 +150,20 @@ func TestCandidates(t *testing.T) {
 		{"metric on scores", input("print(accuracy_score(y_test, proba))\n", "ValueError", "Classification metrics can't handle a mix of binary and continuous-multioutput targets", 0), "print(accuracy_score(y_test, proba.argmax(axis=1)))\n"},
 		{"numbers written with symbols", input("df['Installs'] = df['Installs'].astype('int')\n", "ValueError", "invalid literal for int() with base 10: '10,000+'", 0),
 			"df['Installs'] = df['Installs'].str.replace(r\"[^0-9.\\-]\", \"\", regex=True).astype('int')\n"},
+		{"conv in_channels in an earlier cell", func() Input {
+			in := input("out = conv(imgs)\n", "RuntimeError", "Given groups=1, weight of size [8, 3, 3, 3], expected input[16, 1, 12, 12] to have 3 channels, but got 1 channels instead", 0)
+			in.History = hist("conv = nn.Sequential(nn.Conv2d(3, 8, kernel_size=3), nn.ReLU())")
+			return in
+		}(), "c0:conv = nn.Sequential(nn.Conv2d(1, 8, kernel_size=3), nn.ReLU())"},
+		{"axis one past the last", input("e = (X ** 2).sum(axis=2)\n", "AxisError", "axis 2 is out of bounds for array of dimension 2", 0), "e = (X ** 2).sum(axis=1)\n"},
+		{"index counted from 1", input("s = X[:, 8]\n", "IndexError", "index 8 is out of bounds for axis 1 with size 8", 0), "s = X[:, 7]\n"},
+		{"index far out of bounds", input("s = X[:, 20]\n", "IndexError", "index 20 is out of bounds for axis 1 with size 8", 0), ""},
+		{"fit's return value assigned to the data", func() Input {
+			in := input("knn.fit(X_train, y_train)\n", "TypeError", "float() argument must be a string or a real number, not 'StandardScaler'", 0,
+				facts.Value{Name: "X_train", Exists: true, Kind: facts.KindEstimator})
+			in.History = hist("X_train, y_train = split()", "scaler = StandardScaler()\nX_train = scaler.fit(X_train)")
+			return in
+		}(), "c1:scaler = StandardScaler()\nX_train = scaler.fit_transform(X_train)"},
 		{"unrelated exception", input("x = 1 / 0\n", "ZeroDivisionError", "division by zero", 0), ""},
 	}
 	for _, tc := range tests {

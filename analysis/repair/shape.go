@@ -38,6 +38,15 @@ func shapeGen(in *Input) []Candidate {
 	if m := matmulRE.FindStringSubmatch(msg); m != nil {
 		out = append(out, linearInFeatures(in, m[2], m[3])...)
 	}
+	if m := convChannelsRE.FindStringSubmatch(msg); m != nil {
+		out = append(out, layerSize(in, convLitRE, m[2], m[1], "in_channels")...)
+	}
+	if m := axisRE.FindStringSubmatch(msg); m != nil {
+		out = append(out, lastAxis(in, m[1], atoi(m[2]))...)
+	}
+	if m := indexOOBRE.FindStringSubmatch(msg); m != nil && m[1] == m[3] {
+		out = append(out, offByOne(in, atoi(m[1]))...)
+	}
 	if m := npReshapeRE.FindStringSubmatch(msg); m != nil {
 		out = append(out, inferDim(in, atoi(m[1]), splitInts(m[2]))...)
 	}
@@ -117,9 +126,54 @@ func addAxis(in *Input, m []string) []Candidate {
 	return nil
 }
 
+var (
+	convChannelsRE = regexp.MustCompile(`to have (\d+) channels, but got (\d+) channels instead`)
+	convLitRE      = regexp.MustCompile(`\bConv[123]d\s*\(\s*(?:in_channels\s*=\s*)?(\d+)`)
+	axisRE         = regexp.MustCompile(`axis (\d+) is out of bounds for array of dimension (\d+)`)
+	indexOOBRE     = regexp.MustCompile(`index (\d+) is out of bounds for axis (\d+) with size (\d+)`)
+)
+
+// lastAxis points a reduction at the array's last axis when it named one past it.
+func lastAxis(in *Input, axis string, ndim int) []Candidate {
+	l := in.crashLine()
+	var out []Candidate
+	for _, r := range findOnLine(in.Text, l, "axis="+axis) {
+		r.Start.Character += len("axis=")
+		out = append(out, Candidate{
+			Fix:   analysis.Fix{Title: fmt.Sprintf("Use the last axis (axis=%d)", ndim-1), Edits: []analysis.Edit{replaceAt(r, itoa(ndim-1))}},
+			Keeps: fmt.Sprintf("the array has %d dimensions (axes 0..%d); axis %s is one past its last", ndim, ndim-1, axis),
+		})
+	}
+	return out
+}
+
+// offByOne indexes the last element where the index equals the size (counting from 1).
+func offByOne(in *Input, size int) []Candidate {
+	l := in.crashLine()
+	var out []Candidate
+	for _, pat := range []string{", " + itoa(size) + "]", "[" + itoa(size) + "]", "," + itoa(size) + "]"} {
+		for _, r := range findOnLine(in.Text, l, pat) {
+			r.Start.Character += len(pat) - len(itoa(size)) - 1
+			r.End.Character--
+			out = append(out, Candidate{
+				Fix:   analysis.Fix{Title: fmt.Sprintf("Index the last element (%d: indexes count from 0)", size-1), Edits: []analysis.Edit{replaceAt(r, itoa(size-1))}},
+				Keeps: fmt.Sprintf("the axis has %d elements, indexed 0..%d; %d counts from 1", size, size-1, size),
+			})
+			return out
+		}
+	}
+	return out
+}
+
 // linearInFeatures sets the in_features of the Linear layer that expects `want` inputs to
 // `got`, in the target cell or, failing that, the latest history cell that builds it.
 func linearInFeatures(in *Input, got, want string) []Candidate {
+	return layerSize(in, linearLitRE, got, want, "in_features")
+}
+
+// layerSize sets the first size argument (matched by re) of the layer built for want to
+// got, in the target cell or the latest history cell that builds it.
+func layerSize(in *Input, re *regexp.Regexp, got, want, what string) []Candidate {
 	type site struct {
 		cell  string
 		index int
@@ -132,7 +186,7 @@ func linearInFeatures(in *Input, got, want string) []Candidate {
 	var out []Candidate
 	for _, s := range sites {
 		for l, line := range lines(s.text) {
-			for _, m := range linearLitRE.FindAllStringSubmatchIndex(stripComment(line), -1) {
+			for _, m := range re.FindAllStringSubmatchIndex(stripComment(line), -1) {
 				if line[m[2]:m[3]] != want {
 					continue
 				}
@@ -142,8 +196,8 @@ func linearInFeatures(in *Input, got, want string) []Candidate {
 				}
 				e := replaceAt(r, got)
 				e.Cell = s.cell
-				title := fmt.Sprintf("Set in_features to %s", got)
-				keeps := fmt.Sprintf("the layer gets %s features per sample; it was built for %s", got, want)
+				title := fmt.Sprintf("Set %s to %s", what, got)
+				keeps := fmt.Sprintf("the layer gets %s %s per sample; it was built for %s", got, strings.TrimPrefix(strings.TrimPrefix(what, "in_"), "_"), want)
 				if s.cell != "" {
 					title += fmt.Sprintf(" in cell %d (then run it again)", s.index+1)
 					keeps += fmt.Sprintf("; cell %d defines the layer", s.index+1)
@@ -402,8 +456,9 @@ func matchingSplit(in *Input) []Candidate {
 }
 
 // transposeOperand tries the second operand of a matrix product transposed.
-func transposeOperand(in *Input) []Candidate {
-	var out []Candidate
+var swapRE = regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_]*) @ ([A-Za-z_][A-Za-z0-9_]*)\b`)
+
+func transposeOperand(in *Input) (out []Candidate) {
 	line := lineAt(in.Text, in.crashLine())
 	if i := strings.Index(line, " @ "); i >= 0 {
 		// The left operand transposed: the name just before " @ ".
@@ -418,6 +473,16 @@ func transposeOperand(in *Input) []Candidate {
 				Keeps: "the same matrices; the inner dimensions of a product must agree",
 			})
 		}
+	}
+	if m := swapRE.FindStringSubmatchIndex(line); m != nil {
+		a, b := line[m[2]:m[3]], line[m[4]:m[5]]
+		r := analysis.Range{Start: analysis.Position{Line: in.crashLine(), Character: analysis.UTF16Len(line[:m[2]])}, End: analysis.Position{Line: in.crashLine(), Character: analysis.UTF16Len(line[:m[5]])}}
+		defer func() {
+			out = append(out, Candidate{
+				Fix:   analysis.Fix{Title: fmt.Sprintf("Multiply %s @ %s (the inner dimensions agree that way)", b, a), Edits: []analysis.Edit{replaceAt(r, b+" @ "+a)}},
+				Keeps: "the same two matrices, in the order whose inner dimensions agree",
+			})
+		}()
 	}
 	if i := strings.Index(line, " @ "); i >= 0 {
 		rest := line[i+3:]
