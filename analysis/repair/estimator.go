@@ -90,6 +90,15 @@ func estimatorGen(in *Input) []Candidate {
 				}
 			}
 		}
+		if d, ok := lastDef(in, x.Text); ok && x.Kind == analysis.ExprName {
+			// The cell builds X and uses it again after the call (score, predict): impute
+			// where it is built, so every use gets the complete data.
+			at := d.Range.Start.Line + 1
+			out = append(out, Candidate{
+				Fix:   analysis.Fix{Title: fmt.Sprintf("Fill the missing values of %s with its medians where it is built", x.Text), Edits: []analysis.Edit{insertBefore(in.Text, min(at, in.crashLine()), fmt.Sprintf("%s = %s.fillna(%s.median(numeric_only=True))", x.Text, x.Text, x.Text))}},
+				Keeps: fmt.Sprintf("every row of %s is kept; missing values become the column's median", x.Text),
+			})
+		}
 		out = append(out, Candidate{
 			Fix:   analysis.Fix{Title: fmt.Sprintf("Fill the missing values of %s with the medians of %s", x.Text, stats), Edits: []analysis.Edit{replaceAt(x.Range, x.Text+".fillna("+stats+".median(numeric_only=True))")}},
 			Keeps: fmt.Sprintf("every row of %s is kept; missing values become the column's median (%s)", x.Text, stats),
@@ -116,6 +125,21 @@ func estimatorGen(in *Input) []Candidate {
 		})
 	}
 	return out
+}
+
+// lastDef returns the cell's last top-level binding of name before the crash line.
+func lastDef(in *Input, name string) (analysis.Def, bool) {
+	var d analysis.Def
+	found := false
+	if in.Facts == nil {
+		return d, false
+	}
+	for _, x := range in.Facts.Defs {
+		if x.Name == name && !x.Conditional && x.Range.Start.Line < in.crashLine() {
+			d, found = x, true
+		}
+	}
+	return d, found
 }
 
 // assignedIn reports whether the cell itself binds name.

@@ -164,6 +164,8 @@ func TestCandidates(t *testing.T) {
 			in.History = hist("X_train, y_train = split()", "scaler = StandardScaler()\nX_train = scaler.fit(X_train)")
 			return in
 		}(), "c1:scaler = StandardScaler()\nX_train = scaler.fit_transform(X_train)"},
+		{"NaN in a frame the cell builds and uses again", input("X = df[['a', 'b']]\nclf.fit(X, y)\nclf.score(X, y)\n", "ValueError", "Input X contains NaN.", 1),
+			"X = df[['a', 'b']]\nX = X.fillna(X.median(numeric_only=True))\nclf.fit(X, y)\nclf.score(X, y)\n"},
 		{"unrelated exception", input("x = 1 / 0\n", "ZeroDivisionError", "division by zero", 0), ""},
 	}
 	for _, tc := range tests {
