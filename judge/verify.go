@@ -558,7 +558,11 @@ func ranWhat(c *candidate, nb *notebook.Notebook) string {
 	for i, idx := range c.replayed {
 		names[i] = fmt.Sprint(idx + 1)
 	}
-	return fmt.Sprintf("cell %s re-run, then this cell, run clean", strings.Join(names, ", "))
+	word := "cell"
+	if len(names) > 1 {
+		word = "cells"
+	}
+	return fmt.Sprintf("%s %s re-run, then this cell, run clean", word, strings.Join(names, ", "))
 }
 
 // withCells leaves the target's edits without a cell key (the finding's cell) and keeps the
