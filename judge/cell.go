@@ -111,7 +111,13 @@ func (j *Judge) Cell(ctx context.Context, nb *notebook.Notebook, cellID string) 
 	}
 	if v.Verdict == VerdictCrash {
 		// Repairs for the predicted crashes, each proven in a copy of the kernel (verify.go).
-		fs, err := j.VerifyFixes(ctx, VerifyRequest{Notebook: nb, Result: res, CellID: cellID, Findings: v.Findings, Shadow: l.Shadow, Inspection: insp})
+		var fs []analysis.Finding
+		var err error
+		if perr := safely("fix verification", func() {
+			fs, err = j.VerifyFixes(ctx, VerifyRequest{Notebook: nb, Result: res, CellID: cellID, Findings: v.Findings, Shadow: l.Shadow, Inspection: insp})
+		}); perr != nil {
+			fs, err = v.Findings, perr
+		}
 		v.Findings = fs
 		switch {
 		case err == nil:
