@@ -46,18 +46,27 @@ func (p Position) Before(q Position) bool {
 	return p.Line < q.Line || (p.Line == q.Line && p.Character < q.Character)
 }
 
-// Edit replaces Range in the cell with NewText.
+// Edit replaces Range in a cell with NewText.
 type Edit struct {
+	// Cell is the key (notebook.Cell.ID) of the cell the edit applies to; empty means the
+	// finding's own cell. A fix edits an earlier cell when the root cause is there (the
+	// class whose Linear layer has the wrong in_features).
+	Cell    string `json:"cell,omitempty"`
 	Range   Range  `json:"range"`
 	NewText string `json:"new_text"`
 }
 
-// Fix is an edit the user may apply to the cell. premortem never applies or runs it.
+// Fix is an edit the user may apply to the cell. premortem never applies it to the user's
+// notebook or kernel by itself (`premortem fix` writes a notebook only when asked to).
 type Fix struct {
 	Title string `json:"title"`
 	Edits []Edit `json:"edits"`
 	// Preferred marks the fix an editor offers first (LSP isPreferred).
 	Preferred bool `json:"preferred,omitempty"`
+	// Verified is true when the edited cell ran to its end without an exception in a
+	// forked copy of the kernel, against the same state (judge.VerifyFixes). Only a full
+	// run counts: a run cut short (fast dev run) never verifies a fix.
+	Verified bool `json:"verified,omitempty"`
 }
 
 // Finding is one predicted problem in one cell.

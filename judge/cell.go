@@ -119,7 +119,26 @@ func (j *Judge) Cell(ctx context.Context, nb *notebook.Notebook, cellID string) 
 	}
 	// ok needs a clean, unshortened shadow run (Merge): a layer that found nothing has not
 	// proven that nothing is there.
-	return Merge(cellID, idx, l), nil
+	v := Merge(cellID, idx, l)
+	if v.Verdict == VerdictCrash {
+		// Repairs for the predicted crashes, each proven in a copy of the kernel (verify.go).
+		var fs []analysis.Finding
+		var err error
+		if perr := safely("fix verification", func() {
+			fs, err = j.VerifyFixes(ctx, VerifyRequest{Notebook: nb, Result: res, CellID: cellID, Findings: v.Findings, Shadow: l.Shadow, Inspection: insp})
+		}); perr != nil {
+			fs, err = v.Findings, perr
+		}
+		v.Findings = fs
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		default:
+			v.Notes = append(v.Notes, "fix verification stopped: "+err.Error())
+		}
+	}
+	return v, nil
 }
 
 // RuntimeFindings inspects the names the cell needs in the kernel and runs the rules.

@@ -7,6 +7,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/notebook"
 )
 
 // codeAction is protocol.CodeAction with an edit whose URIs stay opaque strings.
@@ -66,20 +67,9 @@ func (s *Server) codeAction(ctx context.Context, params json.RawMessage) (any, e
 		}
 		diags := matchingDiagnostics(p.Context.Diagnostics, f)
 		for _, fix := range f.Fixes {
-			edits := make([]protocol.TextEdit, 0, len(fix.Edits))
-			for _, e := range fix.Edits {
-				edits = append(edits, protocol.TextEdit{Range: lspRange(e.Range, cell.SourceLine), NewText: e.NewText})
-			}
-			uri := d.cellURI(cellID)
-			we := &workspaceEdit{}
-			if docChanges {
-				version := int32(cell.Version)
-				if d.percent {
-					version = int32(snap.Version)
-				}
-				we.DocumentChanges = []textDocumentEdit{{TextDocument: VersionedTextDocumentIdentifier{URI: uri, Version: version}, Edits: edits}}
-			} else {
-				we.Changes = map[string][]protocol.TextEdit{uri: edits}
+			we, ok := fixEdit(d, snap, cell, fix, docChanges)
+			if !ok {
+				continue
 			}
 			actions = append(actions, codeAction{
 				Title:       fix.Title,
@@ -91,6 +81,51 @@ func (s *Server) codeAction(ctx context.Context, params json.RawMessage) (any, e
 		}
 	}
 	return actions, nil
+}
+
+// fixEdit turns a fix into a WorkspaceEdit. Each edit goes to the cell it targets: the
+// finding's cell, or an earlier cell where the root cause is (Edit.Cell), so the edit lands
+// on that cell's URI at that cell's version. ok is false when a targeted cell is gone.
+func fixEdit(d *document, snap *notebook.Notebook, cell *notebook.Cell, fix analysis.Fix, docChanges bool) (*workspaceEdit, bool) {
+	var order []string
+	byCell := map[string][]protocol.TextEdit{}
+	cells := map[string]*notebook.Cell{}
+	for _, e := range fix.Edits {
+		target := cell
+		if e.Cell != "" && e.Cell != cell.ID {
+			target = snap.Cell(e.Cell)
+			if target == nil {
+				return nil, false
+			}
+		}
+		if _, seen := byCell[target.ID]; !seen {
+			order = append(order, target.ID)
+			cells[target.ID] = target
+		}
+		byCell[target.ID] = append(byCell[target.ID], protocol.TextEdit{Range: lspRange(e.Range, target.SourceLine), NewText: e.NewText})
+	}
+	we := &workspaceEdit{}
+	if !docChanges {
+		we.Changes = map[string][]protocol.TextEdit{}
+	}
+	for _, id := range order {
+		uri := d.cellURI(id)
+		if docChanges {
+			version := int32(cells[id].Version)
+			if d.percent {
+				version = int32(snap.Version)
+			}
+			if n := len(we.DocumentChanges); d.percent && n > 0 {
+				// One file: its edits go into one document edit.
+				we.DocumentChanges[n-1].Edits = append(we.DocumentChanges[n-1].Edits, byCell[id]...)
+				continue
+			}
+			we.DocumentChanges = append(we.DocumentChanges, textDocumentEdit{TextDocument: VersionedTextDocumentIdentifier{URI: uri, Version: version}, Edits: byCell[id]})
+		} else {
+			we.Changes[uri] = append(we.Changes[uri], byCell[id]...)
+		}
+	}
+	return we, true
 }
 
 func wantsQuickFix(only []protocol.CodeActionKind) bool {

@@ -259,10 +259,11 @@ func (d *document) mergedLocked(res *analysis.Result, c *notebook.Cell, index in
 		return nil
 	}
 	v := judge.Merge(c.ID, index, l)
+	fs := d.verify.withVerified(c, v.Findings)
 	if l.Shadow != nil && v.Verdict == judge.VerdictUnknown && v.Reason != "" {
-		return append(v.Findings, unknownDiagnostic(c.ID, c.Text, v))
+		return append(fs, unknownDiagnostic(c.ID, c.Text, v))
 	}
-	return v.Findings
+	return fs
 }
 
 // merged is mergedLocked for requests.

@@ -60,6 +60,8 @@ type document struct {
 	// restarted or died (cell ID -> the execution order they showed then): snapshots show
 	// them as never run until they run again. Guarded by Server.mu, like nb.
 	staleRuns map[string]int
+	// verify holds the fixes proven in a copy of the kernel, per cell (verify.go).
+	verify verifyStore
 }
 
 // cellLayers is what the rules, shadow and LLM layers found for one cell text.
@@ -183,6 +185,7 @@ func (d *document) kernelRestartedLocked() {
 	d.namespace = nil
 	d.pubCache = nil
 	d.rmu.Unlock()
+	d.verify.reset()
 }
 
 // ranInKernelLocked: the current kernel ran code, so a cell with that text is part of its

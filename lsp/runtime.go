@@ -158,6 +158,8 @@ func (rt *runtimeLayer) check(ctx context.Context, p *pass, res *analysis.Result
 	if rt.llm.active(settings) && ctx.Err() == nil {
 		rt.llm.predict(ctx, p, a, res, focus)
 	}
+	// Last, once every layer's squiggle is out: prove the candidate fixes (verify.go).
+	rt.verify(ctx, p, a, res, focus)
 }
 
 // checkRules inspects and runs the rules for stale cells: the focus cell alone first (the

@@ -132,7 +132,7 @@ func TestCheckDemo(t *testing.T) {
 		fix                      string
 	}
 	wants := map[int]want{
-		5:  {"crash", "missing-column", "KeyError", 1, 15, 20, "Use column 'Age'"},
+		5:  {"crash", "missing-column", "KeyError", 1, 15, 20, "Use column 'Age' (verified: the cell runs)"},
 		6:  {"crash", "not-fitted", "NotFittedError", 1, 15, 22, ""},
 		7:  {"crash", "", "RuntimeError", 2, 0, 0, ""},
 		8:  {"crash", "undefined-name", "NameError", 1, 7, 14, ""},
@@ -359,9 +359,9 @@ func checkJSONShape(t *testing.T, s string) {
 				t.Errorf("finding lines and columns are 1-based: %v", fm)
 			}
 			if fx, ok := fm["fix"].(map[string]any); ok {
-				need(fx, "fix", map[string]string{"title": "string", "edits": "array"})
+				need(fx, "fix", map[string]string{"title": "string", "verified": "bool", "edits": "array"})
 				for _, e := range fx["edits"].([]any) {
-					need(e.(map[string]any), "edit", map[string]string{"line": "number", "column": "number", "end_line": "number", "end_column": "number", "new_text": "string"})
+					need(e.(map[string]any), "edit", map[string]string{"cell": "number", "line": "number", "column": "number", "end_line": "number", "end_column": "number", "new_text": "string"})
 				}
 			}
 		}

@@ -11,8 +11,10 @@ import (
 	"github.com/premortem/premortem/judge"
 )
 
-// The `premortem check --format json` contract (DESIGN.md, "Contracts"): lines and columns
-// are 1-based within the cell; columns count UTF-16 code units, as LSP does.
+// The `premortem check --format json` contract, documented field by field in
+// docs/check-json.md (keep the two in step): lines and columns are 1-based within the cell;
+// columns count UTF-16 code units, as LSP does; a fix says whether it was verified and each
+// edit names the 0-based index of the cell it edits.
 type jsonReport struct {
 	Notebook string      `json:"notebook"`
 	Kernel   jsonKernel  `json:"kernel"`
@@ -57,11 +59,16 @@ type jsonFinding struct {
 }
 
 type jsonFix struct {
-	Title string     `json:"title"`
-	Edits []jsonEdit `json:"edits"`
+	Title string `json:"title"`
+	// Verified: the edited cell ran to its end in a copy of the kernel.
+	Verified bool       `json:"verified"`
+	Edits    []jsonEdit `json:"edits"`
 }
 
 type jsonEdit struct {
+	// Cell is the 0-based index in the notebook's cells array of the cell the edit applies
+	// to: the finding's cell, or an earlier cell where the root cause is.
+	Cell      int    `json:"cell"`
 	Line      int    `json:"line"`
 	Column    int    `json:"column"`
 	EndLine   int    `json:"end_line"`
@@ -87,9 +94,10 @@ func toJSON(rep *judge.Report) jsonReport {
 				EndLine: f.Range.End.Line + 1, EndColumn: f.Range.End.Character + 1,
 			}
 			if fix := preferredFix(f); fix != nil {
-				jf.Fix = &jsonFix{Title: fix.Title}
+				jf.Fix = &jsonFix{Title: fix.Title, Verified: fix.Verified}
 				for _, e := range fix.Edits {
 					jf.Fix.Edits = append(jf.Fix.Edits, jsonEdit{
+						Cell: editCellIndex(rep, c.Index, e),
 						Line: e.Range.Start.Line + 1, Column: e.Range.Start.Character + 1,
 						EndLine: e.Range.End.Line + 1, EndColumn: e.Range.End.Character + 1, NewText: e.NewText,
 					})
@@ -102,6 +110,19 @@ func toJSON(rep *judge.Report) jsonReport {
 	return out
 }
 
+// editCellIndex is the 0-based notebook index of the cell an edit applies to.
+func editCellIndex(rep *judge.Report, finding int, e analysis.Edit) int {
+	if e.Cell == "" || rep.Source == nil {
+		return finding
+	}
+	if i := rep.Source.Index(e.Cell); i >= 0 {
+		return i
+	}
+	return finding
+}
+
+// preferredFix is the fix a report shows: the preferred one (the best verified fix when
+// verification ran), else the first.
 func preferredFix(f analysis.Finding) *analysis.Fix {
 	for i := range f.Fixes {
 		if f.Fixes[i].Preferred {
@@ -171,7 +192,14 @@ func writeText(w io.Writer, rep *judge.Report) error {
 			}
 			if fix := preferredFix(f); fix != nil {
 				fmt.Fprintf(w, "      fix: %s\n", fix.Title)
-				for _, l := range fixPreview(lines, fix) {
+				fixLines := lines
+				if len(fix.Edits) > 0 {
+					if i := editCellIndex(rep, c.Index, fix.Edits[0]); i != c.Index {
+						fmt.Fprintf(w, "         (in cell %d, index %d)\n", i+1, i)
+						fixLines = strings.Split(src[i], "\n")
+					}
+				}
+				for _, l := range fixPreview(fixLines, fix) {
 					fmt.Fprintf(w, "         %s\n", l)
 				}
 			}

@@ -74,6 +74,7 @@ type (
 	sarifFix struct {
 		Description     sarifMessage          `json:"description"`
 		ArtifactChanges []sarifArtifactChange `json:"artifactChanges"`
+		Properties      map[string]any        `json:"properties,omitempty"`
 	}
 	sarifArtifactChange struct {
 		ArtifactLocation sarifArtifact      `json:"artifactLocation"`
@@ -147,23 +148,7 @@ func writeSARIF(w io.Writer, rep *judge.Report) error {
 					"source": f.Source, "exception": f.Exception, "evidence": f.Evidence, "confidence": f.Confidence,
 				},
 			}
-			if fix := preferredFix(f); fix != nil {
-				sf := sarifFix{Description: sarifMessage{Text: fix.Title}}
-				ch := sarifArtifactChange{ArtifactLocation: sarifArtifact{URI: rep.Notebook}}
-				for _, e := range fix.Edits {
-					r := loc.region(c.Index, e.Range)
-					if r == nil || e.Range.Start.Line != e.Range.End.Line || strings.Contains(e.NewText, "\n") {
-						// Only edits within one source line map onto one JSON string.
-						ch.Replacements = nil
-						break
-					}
-					ch.Replacements = append(ch.Replacements, sarifReplacement{DeletedRegion: *r, InsertedContent: sarifMessage{Text: jsonStringBody(e.NewText)}})
-				}
-				if len(ch.Replacements) > 0 {
-					sf.ArtifactChanges = []sarifArtifactChange{ch}
-					res.Fixes = []sarifFix{sf}
-				}
-			}
+			res.Fixes = sarifFixes(rep, loc, c.Index, f)
 			results = append(results, res)
 		}
 	}
@@ -244,4 +229,46 @@ func jsonStringBody(text string) string {
 	_ = enc.Encode(text)
 	s := strings.TrimSuffix(b.String(), "\n")
 	return s[1 : len(s)-1]
+}
+
+// sarifFixes converts a finding's fixes: every verified fix (best first), or, when none is
+// verified, the preferred fix as before (a rule's fix with the shadow layer off). Each edit
+// becomes a replacement in the .ipynb file, in the cell it edits (an earlier cell
+// included); a fix with an edit that cannot be placed in one JSON string is left out.
+func sarifFixes(rep *judge.Report, loc *ipynbLocator, cell int, f analysis.Finding) []sarifFix {
+	var fixes []*analysis.Fix
+	for i := range f.Fixes {
+		if f.Fixes[i].Verified {
+			fixes = append(fixes, &f.Fixes[i])
+		}
+	}
+	if len(fixes) == 0 {
+		if fix := preferredFix(f); fix != nil {
+			fixes = append(fixes, fix)
+		}
+	}
+	var out []sarifFix
+	for _, fix := range fixes {
+		ch := sarifArtifactChange{ArtifactLocation: sarifArtifact{URI: rep.Notebook}}
+		for _, e := range fix.Edits {
+			r := loc.region(editCellIndex(rep, cell, e), e.Range)
+			if r == nil || e.Range.Start.Line != e.Range.End.Line {
+				// Only edits within one source line map onto one JSON string (new lines
+				// inserted there are escaped "\n" inside it, which nbformat reads back as
+				// lines).
+				ch.Replacements = nil
+				break
+			}
+			ch.Replacements = append(ch.Replacements, sarifReplacement{DeletedRegion: *r, InsertedContent: sarifMessage{Text: jsonStringBody(e.NewText)}})
+		}
+		if len(ch.Replacements) == 0 {
+			continue
+		}
+		out = append(out, sarifFix{
+			Description:     sarifMessage{Text: fix.Title},
+			ArtifactChanges: []sarifArtifactChange{ch},
+			Properties:      map[string]any{"verified": fix.Verified},
+		})
+	}
+	return out
 }

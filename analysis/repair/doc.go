@@ -1,0 +1,16 @@
+// Package repair proposes candidate fixes for a predicted crash: edits to the cell (or to
+// the earlier cell where the root cause is) that keep what the cell means to do and make it
+// run. It is pure: it reads the crash finding, the cell's text and static facts, the
+// runtime facts the kernel inspector gave and the executed history, and returns candidates.
+// It never runs anything; package judge shadow-runs each candidate in a forked copy of the
+// kernel and offers only those that run clean as verified.
+//
+// The library is data-driven, one file per family, as the rules are: missing names
+// (missing.go: columns, keys, attributes, names, by spelling, case, merge suffixes and
+// renames in the history), imports (imports.go: a table of conventional aliases), not
+// fitted (notfitted.go), shapes and feature counts (shape.go), dtypes and devices
+// (dtype.go), text or NaN into an estimator (estimator.go) and call shapes (callshape.go:
+// keywords renamed between library versions, inplace misuse). A family registers itself
+// with register in its file's init; Candidates asks every family and drops any candidate
+// that would not keep the cell's intent (see intentKept).
+package repair

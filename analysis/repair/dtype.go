@@ -1,0 +1,217 @@
+package repair
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/facts"
+)
+
+// Dtype and device errors: a tensor converted with .float() or .long() to the dtype the
+// operation names, an array or frame handed to torch converted to a float32 tensor, a
+// tensor moved with .to(device), text numbers parsed with pd.to_numeric, an integer cast of
+// a column with missing values done with the nullable Int64 dtype.
+
+func init() {
+	register(family{name: "dtype", gen: dtypeGen})
+}
+
+var (
+	wantFloatRE   = regexp.MustCompile(`(?i)expected scalar type Float|found dtype Double but expected Float|must have the same dtype|expected m1 and m2 to have the same dtype|Input type \(torch\.DoubleTensor\)`)
+	wantLongRE    = regexp.MustCompile(`(?i)expected scalar type Long|found dtype Float but expected Long|"nll_loss.*" not implemented for 'Float'|expected .*Long.*but got.*Float|not implemented for 'Float'.*target|Expected floating point type for target with class probabilities`)
+	notTensorRE   = regexp.MustCompile(`must be Tensor, not (numpy\.ndarray|DataFrame|Series|list)|'(numpy\.ndarray|DataFrame)' object has no attribute '(dim|float|size)'`)
+	deviceRE      = regexp.MustCompile(`Expected all tensors to be on the same device`)
+	operandRE     = regexp.MustCompile(`unsupported operand type\(s\) for [^:]+: '(str|int|float)' and '(str|int|float)'|can only concatenate str|could not convert string to float`)
+	intNaNRE      = regexp.MustCompile(`Cannot convert non-finite values \(NA or inf\) to integer`)
+	textNumberRE  = regexp.MustCompile(`(?:invalid literal for int\(\) with base 10|could not convert string to float): '([^']*)'`)
+	digitsRE      = regexp.MustCompile(`[0-9]`)
+	strAccessorRE = regexp.MustCompile(`Can only use \.str accessor with string values`)
+	astypeIntRE   = regexp.MustCompile(`\.astype\(\s*(int|'int'|"int"|'int64'|"int64"|np\.int64)\s*\)`)
+)
+
+func dtypeGen(in *Input) []Candidate {
+	msg := in.message()
+	var out []Candidate
+	switch {
+	case wantLongRE.MatchString(msg):
+		out = append(out, convertTensorArgs(in, ".long()", "Convert %s to integer class labels with .long()", true)...)
+	case wantFloatRE.MatchString(msg):
+		out = append(out, convertTensorArgs(in, ".float()", "Convert %s to float32 with .float()", false)...)
+	}
+	if notTensorRE.MatchString(msg) {
+		out = append(out, toTensor(in)...)
+	}
+	if deviceRE.MatchString(msg) && in.inNamespace("device") {
+		out = append(out, convertTensorArgs(in, ".to(device)", "Move %s to the model's device", false)...)
+	}
+	if operandRE.MatchString(msg) {
+		out = append(out, toNumeric(in)...)
+	}
+	if m := textNumberRE.FindStringSubmatch(msg); m != nil && digitsRE.MatchString(m[1]) {
+		out = append(out, stripNumberText(in, m[1])...)
+	}
+	if strAccessorRE.MatchString(msg) {
+		for _, r := range findOnLine(in.Text, in.crashLine(), ".str.") {
+			p := r.Start
+			out = append(out, Candidate{
+				Fix:   analysis.Fix{Title: "Convert to strings before .str", Edits: []analysis.Edit{{Range: analysis.Range{Start: p, End: p}, NewText: ".astype(str)"}}},
+				Keeps: "the same values as text, which the .str accessor works on",
+			})
+			break
+		}
+	}
+	if intNaNRE.MatchString(msg) {
+		l := in.crashLine()
+		line := lineAt(in.Text, l)
+		for _, m := range astypeIntRE.FindAllStringSubmatchIndex(line, -1) {
+			r := analysis.Range{Start: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[2]])}, End: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[3]])}}
+			out = append(out, Candidate{
+				Fix:   analysis.Fix{Title: "Cast with the nullable 'Int64' dtype", Edits: []analysis.Edit{replaceAt(r, "'Int64'")}},
+				Keeps: "the same integers; missing values stay missing (<NA>) instead of failing the cast",
+			})
+		}
+	}
+	return out
+}
+
+// tensorArgs returns the positional arguments of the calls on the crash line that are
+// tensors (per the inspection), or every name argument when nothing is known.
+func tensorArgs(in *Input) []*analysis.Expr {
+	var out []*analysis.Expr
+	for _, c := range in.callsOnLine(in.crashLine()) {
+		if c.Expr == nil {
+			continue
+		}
+		for _, a := range c.Expr.Args {
+			if a.Kind != analysis.ExprName && a.Kind != analysis.ExprAttribute && a.Kind != analysis.ExprSubscript {
+				continue
+			}
+			if v, ok := in.value(a.Text); ok && v.Kind != facts.KindTensor {
+				continue
+			}
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func convertTensorArgs(in *Input, suffix, title string, lastFirst bool) []Candidate {
+	args := tensorArgs(in)
+	if lastFirst {
+		// Targets come last in loss calls: try them first.
+		for i, j := 0, len(args)-1; i < j; i, j = i+1, j-1 {
+			args[i], args[j] = args[j], args[i]
+		}
+	}
+	var out []Candidate
+	seen := map[string]bool{}
+	for _, a := range args {
+		if seen[a.Text] || strings.HasSuffix(a.Text, suffix) {
+			continue
+		}
+		seen[a.Text] = true
+		out = append(out, Candidate{
+			Fix:   analysis.Fix{Title: fmt.Sprintf(title, a.Text), Edits: []analysis.Edit{replaceAt(a.Range, a.Text+suffix)}},
+			Keeps: "the same values in the dtype (or on the device) the operation needs",
+		})
+	}
+	return out
+}
+
+func toTensor(in *Input) []Candidate {
+	var out []Candidate
+	for _, a := range tensorArgsAny(in) {
+		v, ok := in.value(a.Text)
+		if !ok {
+			continue
+		}
+		src := a.Text
+		switch v.Kind {
+		case facts.KindDataFrame, facts.KindSeries:
+			src += ".to_numpy()"
+		case facts.KindNDArray, facts.KindList:
+		default:
+			continue
+		}
+		out = append(out, Candidate{
+			Fix:   analysis.Fix{Title: fmt.Sprintf("Convert %s to a float32 tensor", a.Text), Edits: []analysis.Edit{replaceAt(a.Range, "torch.tensor("+src+", dtype=torch.float32)")}},
+			Keeps: "the same values, as the tensor torch layers take",
+		})
+	}
+	return out
+}
+
+func tensorArgsAny(in *Input) []*analysis.Expr {
+	var out []*analysis.Expr
+	for _, c := range in.callsOnLine(in.crashLine()) {
+		if c.Expr == nil {
+			continue
+		}
+		for _, a := range c.Expr.Args {
+			if a.Kind == analysis.ExprName || a.Kind == analysis.ExprAttribute {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+// toNumeric parses an object column of number-like text on the crash line.
+func toNumeric(in *Input) []Candidate {
+	if in.Facts == nil {
+		return nil
+	}
+	var out []Candidate
+	for _, s := range in.Facts.Subscripts {
+		if s.Range.Start.Line != in.crashLine() || s.List || len(s.Keys) != 1 || s.Object == nil {
+			continue
+		}
+		col, ok := s.Keys[0].(string)
+		if !ok {
+			continue
+		}
+		v, ok := in.value(s.Object.Text)
+		if !ok {
+			continue
+		}
+		for _, c := range v.Columns {
+			if c.Name != col || c.Dtype != "object" {
+				continue
+			}
+			expr := textOf(in.Text, s.Range)
+			inner := expr
+			symbols := false
+			for _, x := range c.NonNumericSample {
+				if strings.ContainsAny(x, "$,€£% ") {
+					symbols = true
+				}
+			}
+			if symbols {
+				inner = expr + `.str.replace(r"[$,€£% ]", "", regex=True)`
+			}
+			out = append(out, Candidate{
+				Fix:   analysis.Fix{Title: fmt.Sprintf("Parse %s as numbers (pd.to_numeric)", expr), Edits: []analysis.Edit{replaceAt(s.Range, "pd.to_numeric("+inner+", errors='coerce')")}},
+				Keeps: fmt.Sprintf("column %s holds numbers written as text (%s); they are parsed, text that is no number becomes NaN", col, strings.Join(c.NonNumericSample, ", ")),
+			})
+		}
+	}
+	return out
+}
+
+// stripNumberText makes numbers written with symbols ("10,000+", "$1,234.50") castable: the
+// characters that are no part of a number are removed before the .astype on the crash line.
+func stripNumberText(in *Input, sample string) []Candidate {
+	l := in.crashLine()
+	var out []Candidate
+	for _, r := range findOnLine(in.Text, l, ".astype(") {
+		p := r.Start
+		out = append(out, Candidate{
+			Fix:   analysis.Fix{Title: "Remove the non-numeric characters before the cast", Edits: []analysis.Edit{{Range: analysis.Range{Start: p, End: p}, NewText: `.str.replace(r"[^0-9.\-]", "", regex=True)`}}},
+			Keeps: fmt.Sprintf("the numbers are written with symbols (%q); the digits are kept and cast as before", sample),
+		})
+		break
+	}
+	return out
+}

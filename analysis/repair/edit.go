@@ -1,0 +1,325 @@
+package repair
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/premortem/premortem/analysis"
+)
+
+// ApplyEdits returns text with the edits applied (all of them must target this one text;
+// ranges refer to the original text and must not overlap).
+func ApplyEdits(text string, edits []analysis.Edit) (string, error) {
+	x := analysis.NewLineIndex(text)
+	type span struct {
+		s, e int
+		t    string
+	}
+	spans := make([]span, 0, len(edits))
+	for _, e := range edits {
+		if e.Range.Start.Line < 0 || e.Range.Start.Line >= x.Lines() || e.Range.End.Line >= x.Lines() || e.Range.End.Before(e.Range.Start) {
+			return "", fmt.Errorf("edit %s lies outside the cell (%d lines)", rangeKey(e.Range), x.Lines())
+		}
+		spans = append(spans, span{x.Offset(e.Range.Start), x.Offset(e.Range.End), e.NewText})
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].s > spans[j].s })
+	for i := 1; i < len(spans); i++ {
+		if spans[i].e > spans[i-1].s {
+			return "", fmt.Errorf("edits overlap")
+		}
+	}
+	for _, sp := range spans {
+		text = text[:sp.s] + sp.t + text[sp.e:]
+	}
+	return text, nil
+}
+
+// ApplyFix applies a fix to a notebook's cell texts (by cell ID; "" in an edit means
+// target) and returns the new texts of the cells it changed.
+func ApplyFix(texts map[string]string, target string, fix analysis.Fix) (map[string]string, error) {
+	by := map[string][]analysis.Edit{}
+	for _, e := range fix.Edits {
+		id := e.Cell
+		if id == "" {
+			id = target
+		}
+		by[id] = append(by[id], e)
+	}
+	out := map[string]string{}
+	for id, es := range by {
+		t, ok := texts[id]
+		if !ok {
+			return nil, fmt.Errorf("the fix edits cell %q, which the notebook does not have", id)
+		}
+		nt, err := ApplyEdits(t, es)
+		if err != nil {
+			return nil, err
+		}
+		out[id] = nt
+	}
+	return out, nil
+}
+
+// lines splits a cell's text into lines (without terminators).
+func lines(text string) []string { return strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") }
+
+// lineAt returns line l of text, "" when out of range.
+func lineAt(text string, l int) string {
+	ls := lines(text)
+	if l < 0 || l >= len(ls) {
+		return ""
+	}
+	return ls[l]
+}
+
+// indentOf returns the leading blanks of a line.
+func indentOf(line string) string {
+	return line[:len(line)-len(strings.TrimLeft(line, " \t"))]
+}
+
+// statementStart returns the first line of the top-level (or block) statement that
+// contains line l: a continuation line (inside brackets) belongs to the line that opened
+// them.
+func statementStart(text string, l int) int {
+	ls := lines(text)
+	depth := 0
+	start := 0
+	for i := 0; i < len(ls) && i <= l; i++ {
+		if depth == 0 {
+			start = i
+		}
+		depth += bracketDelta(ls[i])
+		if depth < 0 {
+			depth = 0
+		}
+	}
+	return start
+}
+
+// bracketDelta counts opening minus closing brackets outside strings and comments.
+func bracketDelta(line string) int {
+	d := 0
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '#':
+			return d
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '(' || c == '[' || c == '{':
+			d++
+		case c == ')' || c == ']' || c == '}':
+			d--
+		}
+	}
+	return d
+}
+
+// insertBefore is an edit inserting code as whole lines before line l, with l's indentation.
+func insertBefore(text string, l int, code string) analysis.Edit {
+	ind := indentOf(lineAt(text, l))
+	var b strings.Builder
+	for _, c := range strings.Split(code, "\n") {
+		b.WriteString(ind + c + "\n")
+	}
+	p := analysis.Position{Line: l}
+	return analysis.Edit{Range: analysis.Range{Start: p, End: p}, NewText: b.String()}
+}
+
+// replaceAt is an edit replacing r with text.
+func replaceAt(r analysis.Range, text string) analysis.Edit {
+	return analysis.Edit{Range: r, NewText: text}
+}
+
+// find returns the ranges of every occurrence of needle on line l of text (outside
+// nothing: callers pass needles specific enough not to hit comments).
+func findOnLine(text string, l int, needle string) []analysis.Range {
+	line := lineAt(text, l)
+	var out []analysis.Range
+	for off := 0; needle != ""; {
+		i := strings.Index(line[off:], needle)
+		if i < 0 {
+			break
+		}
+		s := off + i
+		out = append(out, analysis.Range{
+			Start: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:s])},
+			End:   analysis.Position{Line: l, Character: analysis.UTF16Len(line[:s+len(needle)])},
+		})
+		off = s + len(needle)
+	}
+	return out
+}
+
+// textOf returns the text r spans in text.
+func textOf(text string, r analysis.Range) string {
+	x := analysis.NewLineIndex(text)
+	s, e := x.Offset(r.Start), x.Offset(r.End)
+	if s > e {
+		return ""
+	}
+	return text[s:e]
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// silencing are constructs that hide a crash instead of repairing it.
+var silencing = regexp.MustCompile(`(?m)^\s*(try\s*:|except\b)|contextlib\.suppress|filterwarnings|^\s*pass\s*$|sys\.exit|raise\s+SystemExit`)
+
+// IntentKept reports whether a fix keeps the cell's intent: it must not delete or comment
+// out the failing statement, wrap anything in try/except or otherwise silence the error,
+// or replace a data value with a constant. (An errors="ignore" is let through: verification
+// shows whether it only hides the crash until a later line.)
+func IntentKept(in Input, fix analysis.Fix) bool {
+	texts := map[string]string{"": in.Text}
+	for _, h := range in.History {
+		texts[h.ID] = h.Text
+	}
+	for _, e := range fix.Edits {
+		if silencing.MatchString(e.NewText) {
+			return false
+		}
+		if e.Cell != "" {
+			continue
+		}
+		old := strings.TrimSpace(textOf(in.Text, e.Range))
+		// Replacing a data name by a literal throws the data away.
+		if isIdent(old) && isLiteral(strings.TrimSpace(e.NewText)) {
+			if v, ok := in.value(old); ok && dataKinds[v.Kind] {
+				return false
+			}
+		}
+	}
+	if !zeroFillKept(in, fix) {
+		return false
+	}
+	after, err := ApplyFix(texts, "", fix)
+	if err != nil {
+		return false
+	}
+	nt, ok := after[""]
+	if !ok {
+		return true
+	}
+	// The failing statement must still be there, not commented out: every identifier of the
+	// crash line must still appear on a code line of the edited cell.
+	crash := strings.TrimSpace(lineAt(in.Text, in.crashLine()))
+	code := codeOnly(nt)
+	kwargs := map[string]bool{}
+	for _, m := range kwargRE.FindAllStringSubmatch(stripStrings(crash), -1) {
+		kwargs[m[1]] = true // a keyword's name is no data: renaming it is the repair of a call
+	}
+	for _, id := range identRE.FindAllString(stripStrings(crash), -1) {
+		if keywords[id] || kwargs[id] {
+			continue
+		}
+		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(id) + `\b`).MatchString(code) {
+			// Renaming the wrong name is the repair of a missing name: the old identifier
+			// may go, when an edit replaced exactly it.
+			if !replacedIdent(in.Text, fix, id) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+var (
+	identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
+	kwargRE = regexp.MustCompile(`[(,]\s*([A-Za-z_][A-Za-z0-9_]*)\s*=[^=]`)
+)
+
+var keywords = map[string]bool{"and": true, "or": true, "not": true, "in": true, "is": true, "if": true, "else": true,
+	"for": true, "lambda": true, "None": true, "True": true, "False": true, "print": true}
+
+var dataKinds = map[string]bool{"dataframe": true, "series": true, "ndarray": true, "tensor": true, "list": true, "dict": true, "sparse": true}
+
+func replacedIdent(text string, fix analysis.Fix, id string) bool {
+	for _, e := range fix.Edits {
+		if e.Cell == "" && strings.TrimSpace(textOf(text, e.Range)) == id {
+			return true
+		}
+	}
+	return false
+}
+
+// codeOnly drops comments from every line (roughly: a # outside quotes).
+func codeOnly(text string) string {
+	var b strings.Builder
+	for _, l := range lines(text) {
+		b.WriteString(stripComment(l))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func stripComment(line string) string {
+	var quote byte
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"':
+			quote = c
+		case c == '#':
+			return line[:i]
+		}
+	}
+	return line
+}
+
+var stringRE = regexp.MustCompile(`'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"`)
+
+func stripStrings(s string) string { return stringRE.ReplaceAllString(stripComment(s), "''") }
+
+func isIdent(s string) bool { return s != "" && identRE.FindString(s) == s }
+
+var literalRE = regexp.MustCompile(`^(-?[0-9.]+|\[[-0-9., ]*\]|'[^']*'|"[^"]*"|None)$`)
+
+func isLiteral(s string) bool { return literalRE.MatchString(s) }
+
+var reindexRE = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\.reindex\(\s*columns\s*=\s*([A-Za-z_][A-Za-z0-9_.]*)\.feature_names_in_\s*,\s*fill_value`)
+
+// zeroFillKept rejects filling columns a frame lacks with a constant unless every one of
+// them is a one-hot indicator of a category the frame's split never saw (then 0 is its
+// true value); a real feature filled with 0 is data replaced by a constant.
+func zeroFillKept(in Input, fix analysis.Fix) bool {
+	for _, e := range fix.Edits {
+		m := reindexRE.FindStringSubmatch(e.NewText)
+		if m == nil || strings.HasPrefix(e.NewText, "pd.get_dummies(") {
+			continue // one-hot columns a split lacks are 0 by construction
+		}
+		x, okx := in.value(m[1])
+		est, oke := in.value(strings.TrimSuffix(m[2], "."))
+		if !okx || !oke || est.Estimator == nil {
+			return false
+		}
+		have := map[string]bool{}
+		for _, c := range x.Columns {
+			if s, ok := c.Name.(string); ok {
+				have[s] = true
+			}
+		}
+		for _, n := range est.Estimator.FeatureNamesIn {
+			if !have[n] && !indicatorOf(n, have) {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,215 @@
+package repair
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/facts"
+)
+
+// Text or NaN into an estimator: text columns one-hot encoded (pd.get_dummies) or left
+// out (select_dtypes('number')), missing values imputed with the training medians or the
+// incomplete rows dropped from X and y together. The estimator call stays; only the data
+// passed to it is prepared the way the estimator needs.
+
+func init() {
+	register(family{name: "estimator-input", gen: estimatorGen})
+}
+
+var (
+	textIntoRE = regexp.MustCompile(`could not convert string to float|Cannot use median strategy with non-numeric data|dtype='numeric' is not compatible with arrays of bytes/strings`)
+	nanXRE     = regexp.MustCompile(`Input X contains NaN|Input contains NaN|Input X contains infinity|contains NaN, infinity or a value too large`)
+	nanYRE     = regexp.MustCompile(`Input y contains NaN`)
+)
+
+var (
+	probaRE  = regexp.MustCompile(`predict_proba is not available when\s+probability=False`)
+	metricRE = regexp.MustCompile(`Classification metrics can't handle a mix of`)
+	svcRE    = regexp.MustCompile(`\bSVC\(`)
+)
+
+func estimatorGen(in *Input) []Candidate {
+	msg := in.message()
+	if probaRE.MatchString(msg) {
+		return probability(in)
+	}
+	if metricRE.MatchString(msg) {
+		return labelsFromScores(in)
+	}
+	call, args := callArgs(in)
+	if call == nil || len(args) == 0 || call.Value == nil || call.Value.Kind != analysis.ExprAttribute {
+		return nil
+	}
+	method := call.Value.Name
+	x := args[0]
+	xv, known := in.value(x.Text)
+	frame := known && xv.Kind == facts.KindDataFrame
+	if !known && assignedIn(in, x.Text) {
+		// Built by this very cell: verification shows whether it is a frame.
+		frame = true
+	}
+	var out []Candidate
+	switch {
+	case textIntoRE.MatchString(msg):
+		if known && !frame {
+			return nil
+		}
+		var text []string
+		for _, c := range xv.Columns {
+			if c.Dtype == "object" || c.Dtype == "category" || c.Dtype == "string" {
+				text = append(text, fmt.Sprint(c.Name))
+			}
+		}
+		what := "its text columns"
+		if len(text) > 0 {
+			what = "the text columns " + strings.Join(text, ", ")
+		}
+		if method == "fit" || method == "fit_transform" || method == "fit_predict" {
+			out = append(out, Candidate{
+				Fix:   analysis.Fix{Title: fmt.Sprintf("One-hot encode %s (pd.get_dummies)", what), Edits: []analysis.Edit{replaceAt(x.Range, "pd.get_dummies("+x.Text+")")}},
+				Keeps: fmt.Sprintf("every feature of %s reaches the estimator; %s become indicator columns", x.Text, what),
+			})
+		}
+		out = append(out, Candidate{
+			Fix:   analysis.Fix{Title: fmt.Sprintf("Pass only the numeric columns of %s", x.Text), Edits: []analysis.Edit{replaceAt(x.Range, x.Text+".select_dtypes('number')")}},
+			Keeps: fmt.Sprintf("the numeric features of %s reach the estimator unchanged; %s are left out", x.Text, what),
+		})
+	case nanXRE.MatchString(msg):
+		if !frame {
+			return nil
+		}
+		stats := x.Text
+		if method != "fit" && method != "fit_transform" {
+			// Impute the data to predict on with what the training data says.
+			for _, p := range trainingNames {
+				if in.inNamespace(p[0]) && p[0] != x.Text {
+					stats = p[0]
+					break
+				}
+			}
+		}
+		if d, ok := lastDef(in, x.Text); ok && x.Kind == analysis.ExprName {
+			// The cell builds X and uses it again after the call (score, predict): impute
+			// where it is built, so every use gets the complete data.
+			at := d.Range.Start.Line + 1
+			out = append(out, Candidate{
+				Fix:   analysis.Fix{Title: fmt.Sprintf("Fill the missing values of %s with its medians where it is built", x.Text), Edits: []analysis.Edit{insertBefore(in.Text, min(at, in.crashLine()), fmt.Sprintf("%s = %s.fillna(%s.median(numeric_only=True))", x.Text, x.Text, x.Text))}},
+				Keeps: fmt.Sprintf("every row of %s is kept; missing values become the column's median", x.Text),
+			})
+		}
+		out = append(out, Candidate{
+			Fix:   analysis.Fix{Title: fmt.Sprintf("Fill the missing values of %s with the medians of %s", x.Text, stats), Edits: []analysis.Edit{replaceAt(x.Range, x.Text+".fillna("+stats+".median(numeric_only=True))")}},
+			Keeps: fmt.Sprintf("every row of %s is kept; missing values become the column's median (%s)", x.Text, stats),
+		})
+		if len(args) >= 2 && (method == "fit") {
+			y := args[1]
+			mask := x.Text + ".notna().all(axis=1)"
+			out = append(out, Candidate{
+				Fix: analysis.Fix{Title: fmt.Sprintf("Drop the rows with missing values from %s and %s", x.Text, y.Text), Edits: []analysis.Edit{
+					replaceAt(x.Range, x.Text+"["+mask+"]"), replaceAt(y.Range, y.Text+"["+mask+"]")}},
+				Keeps: "the complete rows are fitted on, features and labels kept together",
+			})
+		}
+	case nanYRE.MatchString(msg):
+		if len(args) < 2 {
+			return nil
+		}
+		y := args[1]
+		mask := y.Text + ".notna()"
+		out = append(out, Candidate{
+			Fix: analysis.Fix{Title: fmt.Sprintf("Fit on the rows whose label %s is known", y.Text), Edits: []analysis.Edit{
+				replaceAt(x.Range, x.Text+"["+mask+"]"), replaceAt(y.Range, y.Text+"["+mask+"]")}},
+			Keeps: "the rows with a label are fitted on, features and labels kept together",
+		})
+	}
+	return out
+}
+
+// lastDef returns the cell's last top-level binding of name before the crash line.
+func lastDef(in *Input, name string) (analysis.Def, bool) {
+	var d analysis.Def
+	found := false
+	if in.Facts == nil {
+		return d, false
+	}
+	for _, x := range in.Facts.Defs {
+		if x.Name == name && !x.Conditional && x.Range.Start.Line < in.crashLine() {
+			d, found = x, true
+		}
+	}
+	return d, found
+}
+
+// assignedIn reports whether the cell itself binds name.
+func assignedIn(in *Input, name string) bool {
+	if in.Facts == nil {
+		return false
+	}
+	for _, d := range in.Facts.Defs {
+		if d.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// probability builds the SVC with probability=True where it is constructed (this cell or
+// the latest earlier one), so predict_proba exists after the fit that follows.
+func probability(in *Input) []Candidate {
+	type site struct {
+		cell  string
+		index int
+		text  string
+	}
+	sites := []site{{"", -1, in.Text}}
+	for i := len(in.History) - 1; i >= 0; i-- {
+		sites = append(sites, site{in.History[i].ID, in.History[i].Index, in.History[i].Text})
+	}
+	for _, s := range sites {
+		for l, line := range lines(s.text) {
+			loc := svcRE.FindStringIndex(stripComment(line))
+			if loc == nil {
+				continue
+			}
+			closeAt := matchingClose(line, loc[1])
+			if closeAt < 0 {
+				continue
+			}
+			text := ", probability=True"
+			if strings.TrimSpace(line[loc[1]:closeAt]) == "" {
+				text = "probability=True"
+			}
+			p := analysis.Position{Line: l, Character: analysis.UTF16Len(line[:closeAt])}
+			e := analysis.Edit{Cell: s.cell, Range: analysis.Range{Start: p, End: p}, NewText: text}
+			title := "Build the SVC with probability=True"
+			if s.cell != "" {
+				title += fmt.Sprintf(" in cell %d (run it again)", s.index+1)
+			}
+			return []Candidate{{Fix: analysis.Fix{Title: title, Edits: []analysis.Edit{e}}, Keeps: "the same model, fitted with the probability estimates predict_proba needs"}}
+		}
+	}
+	return nil
+}
+
+// labelsFromScores passes class labels to a classification metric that got scores: the
+// most probable class of each row.
+func labelsFromScores(in *Input) []Candidate {
+	var out []Candidate
+	for _, c := range in.callsOnLine(in.crashLine()) {
+		if c.Expr == nil || !strings.HasSuffix(c.Callee, "_score") && !strings.HasSuffix(c.Callee, "confusion_matrix") && !strings.HasSuffix(c.Callee, "classification_report") {
+			continue
+		}
+		for i, a := range c.Expr.Args {
+			if i == 0 || a.Kind != analysis.ExprName {
+				continue // the first argument holds the true labels
+			}
+			out = append(out, Candidate{
+				Fix:   analysis.Fix{Title: fmt.Sprintf("Pass the predicted classes: %s.argmax(axis=1)", a.Text), Edits: []analysis.Edit{replaceAt(a.Range, a.Text+".argmax(axis=1)")}},
+				Keeps: fmt.Sprintf("%s holds one score per class; the metric compares the most likely class with the labels", a.Text),
+			})
+		}
+	}
+	return out
+}

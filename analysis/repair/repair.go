@@ -1,0 +1,275 @@
+package repair
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/facts"
+)
+
+// Input is everything a family may look at. Nothing in it is changed.
+type Input struct {
+	// Finding is the predicted (or shadow-confirmed) crash.
+	Finding analysis.Finding
+	// Message is the exception's own message when a run raised it ("X has 3 features, but
+	// ..."); empty when only a prediction exists (the finding's message is used then).
+	Message string
+	// Text and Facts are the crashing cell's text and static facts.
+	Text  string
+	Facts *analysis.CellFacts
+	// Inspection holds the runtime facts of the names the cell uses and of the names
+	// Wanted asked for; nil without a kernel.
+	Inspection *facts.Inspection
+	// History is the executed cells in execution order, without the crashing cell.
+	History []Cell
+	// Unrun are the names bound by code cells that have not run (other than this one): a
+	// NameError on one of them is repaired by running its cell, never by a rename.
+	Unrun map[string]bool
+}
+
+// Cell is one executed cell of the history.
+type Cell struct {
+	// ID is notebook.Cell.ID, Index its 0-based position in the notebook.
+	ID    string
+	Index int
+	Text  string
+	Facts *analysis.CellFacts
+}
+
+// Candidate is one proposed repair.
+type Candidate struct {
+	Fix analysis.Fix
+	// Family names the library file that proposed it ("missing-name", "not-fitted"...).
+	Family string
+	// Keeps says in words why the edit keeps the cell's intent ("reads the column the
+	// history renamed sqft to"); shown to the user as evidence when the fix is verified.
+	Keeps string
+}
+
+// family is one file's repairs: it returns nothing when the crash is not its kind.
+type family struct {
+	name string
+	gen  func(in *Input) []Candidate
+	// wanted lists extra names whose runtime facts the family needs (may be nil).
+	wanted func(in *Input) []string
+}
+
+var families []family
+
+// register adds a family; called from the init function of the family's file.
+func register(f family) { families = append(families, f) }
+
+// maxCandidates bounds the candidates of one finding: each costs a shadow run.
+const maxCandidates = 8
+
+// Candidates returns the repairs the library proposes for in.Finding, best first, without
+// duplicates and without any edit that would not keep the cell's intent. A family that
+// panics on odd input costs its candidates only.
+func Candidates(in Input) []Candidate {
+	if in.Finding.Exception == "" {
+		return nil
+	}
+	var out []Candidate
+	seen := map[string]bool{}
+	for _, f := range families {
+		for _, c := range safeGen(f, &in) {
+			c.Family = f.name
+			key := fixKey(c.Fix)
+			if seen[key] || len(c.Fix.Edits) == 0 || !IntentKept(in, c.Fix) {
+				continue
+			}
+			seen[key] = true
+			out = append(out, c)
+		}
+	}
+	if len(out) > maxCandidates {
+		out = out[:maxCandidates]
+	}
+	return out
+}
+
+func safeGen(f family, in *Input) (cs []Candidate) {
+	defer func() {
+		if recover() != nil {
+			cs = nil
+		}
+	}()
+	return f.gen(in)
+}
+
+// Wanted returns the names whose runtime facts would help the families: the estimators
+// fitted in the history and the data they were fitted on, training-set-looking names,
+// callees of the crash line. The caller inspects them along with the cell's own names.
+func Wanted(in Input) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(n string) {
+		if n != "" && !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for _, f := range families {
+		if f.wanted == nil {
+			continue
+		}
+		func() {
+			defer func() { _ = recover() }()
+			for _, n := range f.wanted(&in) {
+				add(n)
+			}
+		}()
+	}
+	return out
+}
+
+// fixKey identifies a fix by what it does, so two families proposing the same edit count
+// once.
+func fixKey(f analysis.Fix) string {
+	var b strings.Builder
+	es := append([]analysis.Edit(nil), f.Edits...)
+	sort.Slice(es, func(i, j int) bool { return es[i].Range.Start.Before(es[j].Range.Start) })
+	for _, e := range es {
+		b.WriteString(e.Cell)
+		b.WriteByte('|')
+		b.WriteString(rangeKey(e.Range))
+		b.WriteByte('|')
+		b.WriteString(e.NewText)
+		b.WriteByte(';')
+	}
+	return b.String()
+}
+
+func rangeKey(r analysis.Range) string {
+	return itoa(r.Start.Line) + ":" + itoa(r.Start.Character) + "-" + itoa(r.End.Line) + ":" + itoa(r.End.Character)
+}
+
+// value returns the runtime facts of name, if the inspection has them.
+func (in *Input) value(name string) (facts.Value, bool) {
+	if in.Inspection == nil {
+		return facts.Value{}, false
+	}
+	v, ok := in.Inspection.Values[name]
+	return v, ok && v.Exists
+}
+
+// message is the exception message to parse: the run's, else the finding's.
+func (in *Input) message() string {
+	if in.Message != "" {
+		return in.Message
+	}
+	return in.Finding.Message
+}
+
+// exception is the exception class without its module ("NotFittedError").
+func (in *Input) exception() string {
+	e := in.Finding.Exception
+	if i := strings.LastIndexByte(e, '.'); i >= 0 {
+		e = e[i+1:]
+	}
+	return e
+}
+
+// crashLine is the 0-based line of the crash in the cell.
+func (in *Input) crashLine() int { return in.Finding.Range.Start.Line }
+
+// inNamespace reports whether the kernel holds name (false when unknown).
+func (in *Input) inNamespace(name string) bool {
+	if in.Inspection == nil {
+		return false
+	}
+	for _, n := range in.Inspection.Namespace {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// callsOnLine returns the cell's calls whose range covers line l, outermost first: the
+// named calls the static facts list and, from the statements' expression trees, calls on
+// other callees (LinearRegression().fit(X, y)).
+func (in *Input) callsOnLine(l int) []analysis.Call {
+	if in.Facts == nil {
+		return nil
+	}
+	var out []analysis.Call
+	seen := map[string]bool{}
+	add := func(c analysis.Call) {
+		k := rangeKey(c.Range)
+		if c.Range.Start.Line <= l && c.Range.End.Line >= l && !seen[k] {
+			seen[k] = true
+			out = append(out, c)
+		}
+	}
+	var walk func(e *analysis.Expr)
+	walk = func(e *analysis.Expr) {
+		if e == nil || e.Range.Start.Line > l || e.Range.End.Line < l {
+			return
+		}
+		if e.Kind == analysis.ExprCall {
+			callee := ""
+			if e.Value != nil {
+				callee, _ = e.Value.Chain()
+			}
+			add(analysis.Call{Callee: callee, Expr: e, Range: e.Range})
+		}
+		walk(e.Value)
+		walk(e.Index)
+		for _, a := range e.Args {
+			walk(a)
+		}
+		for _, k := range e.Keywords {
+			walk(k.Value)
+		}
+	}
+	var stmts func(ss []*analysis.Statement)
+	stmts = func(ss []*analysis.Statement) {
+		for _, st := range ss {
+			if st == nil || st.Range.Start.Line > l || st.Range.End.Line < l {
+				continue
+			}
+			for _, t := range st.Targets {
+				walk(t)
+			}
+			walk(st.Value)
+			stmts(st.Body)
+		}
+	}
+	stmts(in.Facts.Statements)
+	for _, c := range in.Facts.Calls {
+		add(c)
+	}
+	return out
+}
+
+// Key identifies a fix by its edits: two fixes with the same key do the same thing.
+func Key(f analysis.Fix) string { return fixKey(f) }
+
+// EditSize measures how much a fix changes, in characters changed (a common prefix and
+// suffix of the replaced and the new text do not count), so the smallest repair ranks first.
+func EditSize(texts map[string]string, target string, f analysis.Fix) int {
+	n := 0
+	for _, e := range f.Edits {
+		id := e.Cell
+		if id == "" {
+			id = target
+		}
+		old := textOf(texts[id], e.Range)
+		nw := e.NewText
+		p := 0
+		for p < len(old) && p < len(nw) && old[p] == nw[p] {
+			p++
+		}
+		s := 0
+		for s < len(old)-p && s < len(nw)-p && old[len(old)-1-s] == nw[len(nw)-1-s] {
+			s++
+		}
+		n += len(old) - p - s + len(nw) - p - s
+		if e.Cell != "" && e.Cell != target {
+			n += 20 // another cell to re-run costs the user more than a few characters
+		}
+	}
+	return n
+}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/analysis/repair"
+	"github.com/premortem/premortem/judge"
+	"github.com/premortem/premortem/notebook"
+)
+
+func init() {
+	register("fix", "apply the top verified fix of each cell predicted to crash", runFix)
+}
+
+// appliedFix is one fix `premortem fix` applied (or would apply).
+type appliedFix struct {
+	cell    int // the crashing cell (0-based)
+	finding analysis.Finding
+	fix     analysis.Fix
+	edited  []int // cells whose text changed
+}
+
+func runFix(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fix", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cells cellList
+	fs.Var(&cells, "cell", "0-based index of a cell to fix (repeatable; default: every code cell without an execution count)")
+	inPlace := fs.Bool("in-place", false, "write the fixed notebook over NOTEBOOK.ipynb")
+	out := fs.String("o", "", "write the fixed notebook to this file")
+	shadowTimeout := fs.Duration("shadow-timeout", 30*time.Second, "time limit of one shadow run (each candidate fix is one)")
+	kernelName := fs.String("kernel", "", "kernelspec name (default: the notebook's)")
+	replayTimeout := fs.Duration("timeout", 10*time.Minute, "time limit for each replayed cell")
+	quiet := fs.Bool("quiet", false, "no progress on stderr")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: premortem fix NOTEBOOK.ipynb [--cell N]... [--in-place | -o OUT.ipynb]")
+		fmt.Fprintln(stderr)
+		fmt.Fprintln(stderr, "Checks the notebook as `premortem check` does, then applies to each cell predicted to crash")
+		fmt.Fprintln(stderr, "the best fix that was verified in a copy of the kernel (the edited cell ran to its end), and")
+		fmt.Fprintln(stderr, "prints what it changed. Without --in-place or -o nothing is written. Exit status: 0 every")
+		fmt.Fprintln(stderr, "predicted crash got a verified fix (or none was predicted), 1 some crash has none, 2 usage or")
+		fmt.Fprintln(stderr, "environment error.")
+		fmt.Fprintln(stderr)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 || (*inPlace && *out != "") {
+		fs.Usage()
+		return 2
+	}
+	path := pos[0]
+	if _, err := os.Stat(path); err != nil {
+		fmt.Fprintf(stderr, "premortem fix: %v\n", err)
+		return 2
+	}
+	opts := judge.CheckOptions{Options: judge.DefaultOptions(), KernelName: *kernelName, ReplayTimeout: *replayTimeout}
+	opts.ShadowTimeout = *shadowTimeout
+	opts.ShadowLongRuns = true
+	if cells != nil {
+		opts.Targets = cells
+	}
+	if !*quiet {
+		opts.Progress = stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	rep, err := judge.CheckNotebook(ctx, path, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "premortem fix: %v\n", err)
+		return 2
+	}
+	applied, unfixed := applyVerified(rep)
+	writeFixSummary(stdout, rep, applied, unfixed)
+	dest := *out
+	if *inPlace {
+		dest = path
+	}
+	if dest != "" && len(applied) > 0 {
+		data, err := rep.Source.MarshalIpynb()
+		if err == nil {
+			err = writeFileAtomic(dest, data)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "premortem fix: %v\n", err)
+			return 2
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", dest)
+	} else if len(applied) > 0 {
+		fmt.Fprintln(stdout, "nothing written: pass --in-place or -o OUT.ipynb to write the fixed notebook")
+	}
+	if len(unfixed) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// applyVerified applies, to rep.Source, the best verified fix of the first crash finding of
+// each crashing cell that has one. A fix whose edits touch a cell an earlier fix already
+// changed is not applied (its ranges refer to the old text): the cell is reported unfixed.
+func applyVerified(rep *judge.Report) (applied []appliedFix, unfixed []int) {
+	nb := rep.Source
+	changed := map[string]bool{}
+	for _, v := range rep.Cells {
+		if v.Verdict != judge.VerdictCrash {
+			continue
+		}
+		f, fix := topVerified(v)
+		if fix == nil {
+			unfixed = append(unfixed, v.Index)
+			continue
+		}
+		texts := map[string]string{}
+		for _, c := range nb.Cells {
+			texts[c.ID] = c.Text
+		}
+		after, err := repair.ApplyFix(texts, v.CellID, *fix)
+		conflict := err != nil
+		for id := range after {
+			conflict = conflict || changed[id]
+		}
+		if conflict {
+			unfixed = append(unfixed, v.Index)
+			continue
+		}
+		a := appliedFix{cell: v.Index, finding: *f, fix: *fix}
+		for id, t := range after {
+			changed[id] = true
+			nb.Cells[nb.Index(id)] = withText(nb.Cell(id), t)
+			a.edited = append(a.edited, nb.Index(id))
+		}
+		sort.Ints(a.edited)
+		applied = append(applied, a)
+	}
+	return applied, unfixed
+}
+
+// topVerified returns the first crash finding with a verified fix, and that fix.
+func topVerified(v *judge.CellVerdict) (*analysis.Finding, *analysis.Fix) {
+	for i := range v.Findings {
+		f := &v.Findings[i]
+		if f.Exception == "" || (f.Severity != analysis.SeverityError && f.Severity != analysis.SeverityWarning) {
+			continue
+		}
+		for j := range f.Fixes {
+			if f.Fixes[j].Verified {
+				return f, &f.Fixes[j]
+			}
+		}
+	}
+	return nil, nil
+}
+
+// withText returns a copy of c with new text (cells are shared with the report's snapshot).
+func withText(c *notebook.Cell, text string) *notebook.Cell {
+	cp := *c
+	cp.Text = text
+	return &cp
+}
+
+func writeFixSummary(w io.Writer, rep *judge.Report, applied []appliedFix, unfixed []int) {
+	crashes := 0
+	for _, v := range rep.Cells {
+		if v.Verdict == judge.VerdictCrash {
+			crashes++
+		}
+	}
+	fmt.Fprintf(w, "%s: %s judged, %d will crash, %d fixed with a verified fix\n", rep.Notebook, plural(len(rep.Cells), "cell"), crashes, len(applied))
+	for _, a := range applied {
+		fmt.Fprintf(w, "\ncell %d (index %d): %s\n  fix: %s\n", a.cell+1, a.cell, a.finding.Message, a.fix.Title)
+		for _, i := range a.edited {
+			if i != a.cell {
+				fmt.Fprintf(w, "  edited cell %d (index %d): run it again, and the cells after it, before cell %d\n", i+1, i, a.cell+1)
+			}
+		}
+		for _, e := range a.fix.Edits {
+			idx := editCellIndex(rep, a.cell, e)
+			fmt.Fprintf(w, "  cell %d, line %d: %q\n", idx+1, e.Range.Start.Line+1, e.NewText)
+		}
+	}
+	for _, i := range unfixed {
+		fmt.Fprintf(w, "\ncell %d (index %d): will crash; no verified fix\n", i+1, i)
+	}
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same folder, so an
+// interrupted write never leaves half a notebook.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".premortem-fix-*.ipynb")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	mode := os.FileMode(0o644)
+	if st, err := os.Stat(path); err == nil {
+		mode = st.Mode().Perm()
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
