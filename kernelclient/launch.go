@@ -52,6 +52,13 @@ type Launched struct {
 // Launch starts a kernel from a kernelspec, writes its connection file (ports from the OS, a
 // random key) and connects to it. ctx bounds the startup.
 func Launch(ctx context.Context, opts LaunchOptions) (*Launched, error) {
+	if opts.Options.HeartbeatMisses <= 0 {
+		// A kernel we launched is watched through its process too: its exit marks it dead at
+		// once. The heartbeat then only has to tell a hung kernel, and on a loaded machine
+		// (a CI runner, a notebook training on every core) three missed beats are a
+		// scheduling delay more often than a hang.
+		opts.Options.HeartbeatMisses = 10
+	}
 	spec, err := findKernelSpec(opts.KernelName)
 	if err != nil {
 		return nil, err

@@ -284,7 +284,7 @@ func TestCheckKernelKilled(t *testing.T) {
 			[]string{"the kernel died (signal: killed) while premortem replayed cell 1 (run 1)", "run premortem check again", "--static"}, true},
 		{"during the shadow run", slowOptions{replaySleep: 0, targetSleep: 30, waitFor: "premortem: judging cell 2"}, true, 2,
 			[]string{"the kernel died (signal: killed) while premortem judged cell 2 (index 1)", "run premortem check again"}, true},
-		{"shadow timeout, kernel alive", slowOptions{replaySleep: 0, targetSleep: 30, waitFor: "premortem: judging cell 2", args: []string{"--shadow-timeout", "1s", "--format", "json"}}, false, 0,
+		{"shadow timeout, kernel alive", slowOptions{replaySleep: 0, targetSleep: 30, waitFor: "premortem: judging cell 2", args: []string{"--shadow-timeout", "1s", "--shadow-full-timeout", "1s", "--format", "json"}}, false, 0,
 			nil, false},
 	}
 	for _, tt := range tests {
