@@ -293,11 +293,16 @@ func (c *Client) clearAwaitLocked() {
 	}
 }
 
+// startingGrace is how long a kernel seen "starting" is left alone before the deferred
+// handshake is sent all the same (handshakeWhenIdle).
+const startingGrace = 3 * time.Second
+
 // handshakeWhenIdle completes a connection made while the kernel was busy: it looks at the
 // kernel until it is no longer seen busy, then sends the handshake. A newer transport
 // generation (a reconnect) takes over from it.
 func (c *Client) handshakeWhenIdle(tr transport, gen int, then func(KernelInfo, State)) {
 	defer c.wg.Done()
+	startingSince := time.Time{}
 	for {
 		select {
 		case <-c.done:
@@ -311,8 +316,22 @@ func (c *Client) handshakeWhenIdle(tr transport, gen int, then func(KernelInfo, 
 			return
 		}
 		st := c.passiveState(c.life)
-		if st == StateBusy || st == StateStarting {
+		if st == StateBusy {
+			startingSince = time.Time{}
 			continue
+		}
+		if st == StateStarting {
+			// "starting" is not a user's cell: it is what a Jupyter Server reports until it
+			// sees a status message, and it can miss the only one a fresh kernel sends (its
+			// IOPub subscription joins late), then reports "starting" until someone asks the
+			// kernel something. Give a real start a moment, then handshake: the reply comes
+			// once the kernel is up.
+			if startingSince.IsZero() {
+				startingSince = time.Now()
+			}
+			if time.Since(startingSince) < startingGrace {
+				continue
+			}
 		}
 		ctx, cancel := context.WithTimeout(c.life, 10*time.Second)
 		info, err := c.handshake(ctx, tr, gen)

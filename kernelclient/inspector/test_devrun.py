@@ -22,7 +22,7 @@ from test_inspector import M, SH  # noqa: E402  (the module as kernelclient embe
 
 def run(code, cap=3, timeout=5.0, full=20.0):
     """Starts a shadow run group; returns (the full run's result, the capped run's result)."""
-    r = json.loads(repr(M.shadow(code, timeout, False, 0, full, cap)))
+    r = json.loads(repr(M.shadow(code, timeout, False, 0, full_timeout_s=full, devrun_cap=cap)))
     out = []
     for tok in (r["token"], r.get("devrun_token")):
         if tok is None:
@@ -108,7 +108,7 @@ class DevRunTest(unittest.TestCase):
         self.assertEqual(SH.user_ns["pulled"], [])  # the user's generator state is untouched
 
     def test_siblings_survive_and_a_new_run_kills_both(self):
-        r = json.loads(repr(M.shadow("for i in range(10**9):\n    pass", 5.0, False, 0, 30.0, 3)))
+        r = json.loads(repr(M.shadow("for i in range(10**9):\n    pass", 5.0, False, 0, full_timeout_s=30.0, devrun_cap=3)))
         self.assertIn("devrun_token", r)
         capped = r["devrun_token"]
         deadline = time.monotonic() + 10
@@ -118,7 +118,7 @@ class DevRunTest(unittest.TestCase):
             res = json.loads(repr(M.shadow_result(capped)))
         self.assertEqual(res["status"], "ok")  # the capped sibling finished; the full run goes on
         self.assertEqual(json.loads(repr(M.shadow_result(r["token"])))["status"], "running")
-        M.shadow("x = 1", 5.0, False, 0, 0, 0)
+        M.shadow("x = 1", 5.0, False, 0, full_timeout_s=0, devrun_cap=0)
         deadline = time.monotonic() + 5
         while json.loads(repr(M.shadow_result(r["token"])))["status"] == "running" and time.monotonic() < deadline:
             time.sleep(0.01)
