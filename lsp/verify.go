@@ -26,6 +26,8 @@ import (
 type verifyStore struct {
 	mu    sync.Mutex
 	cells map[string]*cellVerify // by cell ID
+	// version counts records and resets (changes).
+	version int
 }
 
 // cellVerify is what verification learned about one cell text at one kernel state.
@@ -49,6 +51,7 @@ var verifyProgressSeq atomic.Int64
 func (vs *verifyStore) reset() {
 	vs.mu.Lock()
 	vs.cells = nil
+	vs.version++
 	vs.mu.Unlock()
 }
 
@@ -76,6 +79,15 @@ func (vs *verifyStore) record(cv *cellVerify, o judge.Outcome, fs []analysis.Fin
 	if fs != nil {
 		cv.findings = fs
 	}
+	vs.version++
+}
+
+// changes counts what verification recorded: publish rebuilds a cell's diagnostics when
+// it moved (publish_cache.go), so a proven fix shows.
+func (vs *verifyStore) changes() int {
+	vs.mu.Lock()
+	defer vs.mu.Unlock()
+	return vs.version
 }
 
 // withVerified replaces the fixes (and evidence) of the findings verification has
