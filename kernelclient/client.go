@@ -297,12 +297,15 @@ func (c *Client) clearAwaitLocked() {
 // handshake is sent all the same (handshakeWhenIdle).
 const startingGrace = 3 * time.Second
 
+// busyDeferCap bounds how long the deferred handshake waits on a kernel read as busy.
+const busyDeferCap = 20 * time.Second
+
 // handshakeWhenIdle completes a connection made while the kernel was busy: it looks at the
 // kernel until it is no longer seen busy, then sends the handshake. A newer transport
 // generation (a reconnect) takes over from it.
 func (c *Client) handshakeWhenIdle(tr transport, gen int, then func(KernelInfo, State)) {
 	defer c.wg.Done()
-	startingSince := time.Time{}
+	startingSince, busySince := time.Time{}, time.Time{}
 	for {
 		select {
 		case <-c.done:
@@ -317,8 +320,17 @@ func (c *Client) handshakeWhenIdle(tr transport, gen int, then func(KernelInfo, 
 		}
 		st := c.passiveState(c.life)
 		if st == StateBusy {
+			// The passive readings can stay "busy" on a loaded machine (a main thread that is
+			// runnable at every sample, a server that missed the idle status): after
+			// busyDeferCap the handshake is sent all the same, so a kernel is never left
+			// unattached; it then waits behind a cell that really runs, as it always did.
+			if busySince.IsZero() {
+				busySince = time.Now()
+			}
 			startingSince = time.Time{}
-			continue
+			if time.Since(busySince) < busyDeferCap {
+				continue
+			}
 		}
 		if st == StateStarting {
 			// "starting" is not a user's cell: it is what a Jupyter Server reports until it
