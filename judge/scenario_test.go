@@ -102,24 +102,19 @@ func (sc *scenario) expect(mode, key string) string {
 // notebook path and the target's cell index.
 func (sc *scenario) writeNotebook(t *testing.T, dir string) (string, int) {
 	t.Helper()
-	nb := &notebook.Notebook{Type: "jupyter-notebook",
-		Metadata: map[string]any{"kernelspec": map[string]any{"name": "python3", "display_name": "Python 3", "language": "python"}}}
-	add := func(text string, order int) {
-		nb.Cells = append(nb.Cells, &notebook.Cell{ID: fmt.Sprintf("cell-%d", len(nb.Cells)), Kind: notebook.Code,
-			Language: "python", Text: text, ExecutionOrder: order})
-	}
+	nb := notebook.NewPython("")
 	target, count := -1, 0
 	for _, f := range sc.archive.Files {
 		text := strings.TrimSuffix(string(f.Data), "\n")
 		switch f.Name {
 		case "ran.py":
 			count++
-			add(text, count)
+			nb.AddCode(text, count)
 		case "target.py", "unrun.py":
 			if f.Name == "target.py" {
 				target = len(nb.Cells)
 			}
-			add(text, 0)
+			nb.AddCode(text, 0)
 		default:
 			if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
 				t.Fatal(err)

@@ -1,92 +1,29 @@
 package kernelclient
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/premortem/premortem/internal/testkit/jupyter"
 )
 
-// notebookServer is a classic Jupyter Notebook server (Debian's 6.4.12) run by a test.
+// notebookServer is a classic Jupyter Notebook server run by a test
+// (internal/testkit/jupyter), with kernelclient's own REST client to it.
 type notebookServer struct {
-	URL, Token, RuntimeDir, RootDir string
-	api                             *serverAPI
+	*jupyter.Server
+	api *serverAPI
 }
 
-// startNotebookServer starts `python3 -m notebook` on loopback with a random port and
-// token, in temporary HOME/Jupyter dirs, and stops it (and its kernels) at the end.
+// startNotebookServer starts the shared test server and stops it (and its kernels) at the
+// end; it skips the test when /usr/bin/python3 lacks notebook or ipykernel.
 func startNotebookServer(t *testing.T) *notebookServer {
 	t.Helper()
-	requirePython(t, "notebook")
-	requirePython(t, "ipykernel")
-	ports, err := freePorts(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	home := t.TempDir()
-	s := &notebookServer{Token: newID(), RuntimeDir: filepath.Join(home, "runtime"), RootDir: filepath.Join(home, "notebooks")}
-	if err := os.MkdirAll(s.RootDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s.URL = fmt.Sprintf("http://127.0.0.1:%d/", ports[0])
-	cmd := exec.Command(pythonPath, "-m", "notebook", "--no-browser", "--allow-root",
-		fmt.Sprintf("--port=%d", ports[0]), "--NotebookApp.token="+s.Token, "--ip=127.0.0.1",
-		"--NotebookApp.open_browser=False", "--NotebookApp.port_retries=0")
-	cmd.Dir = s.RootDir
-	cmd.Env = append(os.Environ(), "HOME="+home, "JUPYTER_RUNTIME_DIR="+s.RuntimeDir,
-		"JUPYTER_DATA_DIR="+filepath.Join(home, "data"), "JUPYTER_CONFIG_DIR="+filepath.Join(home, "config"),
-		"JUPYTER_PATH=/usr/share/jupyter", "PYDEVD_DISABLE_FILE_VALIDATION=1")
-	setProcessGroup(cmd)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	ready := make(chan struct{})
-	var logTail strings.Builder
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		signalled := false
-		for sc.Scan() {
-			line := sc.Text()
-			if logTail.Len() < 8000 {
-				logTail.WriteString(line + "\n")
-			}
-			if !signalled && strings.Contains(line, "is running at") {
-				signalled = true
-				close(ready)
-			}
-		}
-	}()
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		// SIGTERM: the server shuts its kernels down; then make sure of it.
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			killProcessGroup(cmd)
-			<-exited
-		}
-	})
-	select {
-	case <-ready:
-	case <-exited:
-		t.Fatalf("notebook server exited:\n%s", logTail.String())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("notebook server not ready:\n%s", logTail.String())
-	}
+	s := &notebookServer{Server: jupyter.Start(t)}
+	var err error
 	s.api, err = newServerAPI(s.URL, s.Token)
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +31,8 @@ func startNotebookServer(t *testing.T) *notebookServer {
 	return s
 }
 
-// newSession creates a notebook session (and its kernel) on the server.
+// newSession creates a notebook session (and its kernel) on the server, through
+// kernelclient's REST client.
 func (s *notebookServer) newSession(t *testing.T, path string) string {
 	t.Helper()
 	var sess serverSession

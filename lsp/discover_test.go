@@ -1,21 +1,17 @@
 package lsp
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/premortem/premortem/internal/testkit/jupyter"
 	"github.com/premortem/premortem/kernelclient"
 )
 
@@ -116,106 +112,15 @@ func TestListKernelsLaunched(t *testing.T) {
 	}
 }
 
-// notebookServer is a classic Jupyter Notebook server (Debian's 6.4.12) run by a test.
-type notebookServer struct {
-	URL, Token, RuntimeDir, RootDir string
-}
-
-// startNotebookServer starts `python3 -m notebook` on loopback with a random port and
-// token, in temporary HOME/Jupyter dirs, and stops it (and its kernels) at the end.
-func startNotebookServer(t *testing.T) *notebookServer {
+// startNotebookServer starts the classic Jupyter Notebook server the tests share
+// (internal/testkit/jupyter) and stops it, with its kernels, at the end; it skips the test
+// in -short mode and when /usr/bin/python3 lacks notebook, ipykernel or pandas.
+func startNotebookServer(t *testing.T) *jupyter.Server {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a notebook server")
 	}
-	if exec.Command("/usr/bin/python3", "-c", "import notebook, ipykernel, pandas").Run() != nil {
-		t.Skip("/usr/bin/python3 lacks notebook, ipykernel or pandas")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	home := t.TempDir()
-	s := &notebookServer{Token: fmt.Sprintf("tok%d", time.Now().UnixNano()), RuntimeDir: filepath.Join(home, "runtime"), RootDir: filepath.Join(home, "notebooks")}
-	if err := os.MkdirAll(filepath.Join(s.RootDir, "work"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	s.URL = fmt.Sprintf("http://127.0.0.1:%d/", port)
-	cmd := exec.Command("/usr/bin/python3", "-m", "notebook", "--no-browser", "--allow-root",
-		fmt.Sprintf("--port=%d", port), "--NotebookApp.token="+s.Token, "--ip=127.0.0.1",
-		"--NotebookApp.open_browser=False", "--NotebookApp.port_retries=0")
-	cmd.Dir = s.RootDir
-	cmd.Env = append(os.Environ(), "HOME="+home, "JUPYTER_RUNTIME_DIR="+s.RuntimeDir,
-		"JUPYTER_DATA_DIR="+filepath.Join(home, "data"), "JUPYTER_CONFIG_DIR="+filepath.Join(home, "config"),
-		"JUPYTER_PATH=/usr/share/jupyter", "PYDEVD_DISABLE_FILE_VALIDATION=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	ready := make(chan struct{})
-	var logTail strings.Builder
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		signalled := false
-		for sc.Scan() {
-			if logTail.Len() < 8000 {
-				logTail.WriteString(sc.Text() + "\n")
-			}
-			if !signalled && strings.Contains(sc.Text(), "is running at") {
-				signalled = true
-				close(ready)
-			}
-		}
-	}()
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		// SIGTERM: the server shuts its kernels down; then make sure of it.
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
-	})
-	select {
-	case <-ready:
-	case <-exited:
-		t.Fatalf("notebook server exited:\n%s", logTail.String())
-	case <-time.After(60 * time.Second):
-		t.Fatalf("notebook server not ready:\n%s", logTail.String())
-	}
-	return s
-}
-
-// newSession creates a notebook session (and its kernel) on the server; it returns the
-// kernel id.
-func (s *notebookServer) newSession(t *testing.T, path string) string {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"path": path, "type": "notebook", "kernel": map[string]string{"name": "python3"}})
-	req, _ := http.NewRequest(http.MethodPost, s.URL+"api/sessions", bytes.NewReader(body))
-	req.Header.Set("Authorization", "token "+s.Token)
-	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var sess struct {
-		Kernel struct {
-			ID string `json:"id"`
-		} `json:"kernel"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&sess); err != nil || resp.StatusCode/100 != 2 {
-		t.Fatalf("create session: %s %v", resp.Status, err)
-	}
-	return sess.Kernel.ID
+	return jupyter.Start(t, "pandas")
 }
 
 // TestAttachServerOnlyKernel: a notebook whose kernel only a Jupyter Server knows (its
@@ -225,7 +130,10 @@ func (s *notebookServer) newSession(t *testing.T, path string) string {
 // that URL.
 func TestAttachServerOnlyKernel(t *testing.T) {
 	srv := startNotebookServer(t)
-	kid := srv.newSession(t, "work/analysis.ipynb")
+	if err := os.MkdirAll(filepath.Join(srv.RootDir, "work"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kid := srv.NewSession(t, "work/analysis.ipynb").Kernel.ID
 	// Only the server's info file is where premortem looks.
 	scanned := t.TempDir()
 	infos, _ := filepath.Glob(filepath.Join(srv.RuntimeDir, "nbserver-*.json"))

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/premortem/premortem/internal/report"
 )
 
 var demoNotebook = filepath.Join("..", "..", "testdata", "demo", "demo.ipynb")
@@ -303,9 +305,9 @@ func TestCheckReplayTimeout(t *testing.T) {
 	}
 }
 
-func decodeReport(t *testing.T, s string) jsonReport {
+func decodeReport(t *testing.T, s string) report.JSONReport {
 	t.Helper()
-	var rep jsonReport
+	var rep report.JSONReport
 	dec := json.NewDecoder(strings.NewReader(s))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&rep); err != nil {
@@ -314,8 +316,8 @@ func decodeReport(t *testing.T, s string) jsonReport {
 	return rep
 }
 
-// checkJSONShape holds the output to DESIGN.md's contract: the documented keys with their
-// JSON types (fields beyond them are additions the contract allows readers to ignore).
+// checkJSONShape holds the output to docs/check-json.md's contract: the documented keys with
+// their JSON types (fields beyond them are additions the contract allows readers to ignore).
 func checkJSONShape(t *testing.T, s string) {
 	t.Helper()
 	var top map[string]any

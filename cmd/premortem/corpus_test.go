@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/premortem/premortem/internal/report"
 )
 
 // The generalisation corpus (testdata/corpus, see its README): crash/fixed notebook pairs
@@ -243,7 +245,7 @@ func corpusCheck(path string, cell int, flags []string) corpusOutcome {
 		out.err = fmt.Sprintf("exit %d: %s", code, strings.TrimSpace(stderr.String()))
 		return out
 	}
-	var rep jsonReport
+	var rep report.JSONReport
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		out.err = fmt.Sprintf("decode report: %v", err)
 		return out

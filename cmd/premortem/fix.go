@@ -10,10 +10,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
-	"time"
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/analysis/repair"
+	"github.com/premortem/premortem/internal/report"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/notebook"
 )
@@ -33,14 +33,10 @@ type appliedFix struct {
 func runFix(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("fix", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var cells cellList
-	fs.Var(&cells, "cell", "0-based index of a cell to fix (repeatable; default: every code cell without an execution count)")
+	var rf runFlags
+	rf.register(fs, "fix", "one shadow run (each candidate fix is one)")
 	inPlace := fs.Bool("in-place", false, "write the fixed notebook over NOTEBOOK.ipynb")
 	out := fs.String("o", "", "write the fixed notebook to this file")
-	shadowTimeout := fs.Duration("shadow-timeout", 30*time.Second, "time limit of one shadow run (each candidate fix is one)")
-	kernelName := fs.String("kernel", "", "kernelspec name (default: the notebook's)")
-	replayTimeout := fs.Duration("timeout", 10*time.Minute, "time limit for each replayed cell")
-	quiet := fs.Bool("quiet", false, "no progress on stderr")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: premortem fix NOTEBOOK.ipynb [--cell N]... [--in-place | -o OUT.ipynb]")
 		fmt.Fprintln(stderr)
@@ -68,14 +64,10 @@ func runFix(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "premortem fix: %v\n", err)
 		return 2
 	}
-	opts := judge.CheckOptions{Options: judge.DefaultOptions(), KernelName: *kernelName, ReplayTimeout: *replayTimeout}
-	opts.ShadowTimeout = *shadowTimeout
-	opts.ShadowLongRuns = true
-	if cells != nil {
-		opts.Targets = cells
-	}
-	if !*quiet {
-		opts.Progress = stderr
+	opts := judge.CheckOptions{Options: judge.DefaultOptions()}
+	if err := rf.apply(&opts, stderr); err != nil {
+		fmt.Fprintf(stderr, "premortem fix: %v\n", err)
+		return 2
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -179,7 +171,7 @@ func writeFixSummary(w io.Writer, rep *judge.Report, applied []appliedFix, unfix
 			crashes++
 		}
 	}
-	fmt.Fprintf(w, "%s: %s judged, %d will crash, %d fixed with a verified fix\n", rep.Notebook, plural(len(rep.Cells), "cell"), crashes, len(applied))
+	fmt.Fprintf(w, "%s: %s judged, %d will crash, %d fixed with a verified fix\n", rep.Notebook, report.Count(len(rep.Cells), "cell"), crashes, len(applied))
 	for _, a := range applied {
 		fmt.Fprintf(w, "\ncell %d (index %d): %s\n  fix: %s\n", a.cell+1, a.cell, a.finding.Message, a.fix.Title)
 		for _, i := range a.edited {
@@ -188,7 +180,7 @@ func writeFixSummary(w io.Writer, rep *judge.Report, applied []appliedFix, unfix
 			}
 		}
 		for _, e := range a.fix.Edits {
-			idx := editCellIndex(rep, a.cell, e)
+			idx := report.EditCell(rep, a.cell, e)
 			fmt.Fprintf(w, "  cell %d, line %d: %q\n", idx+1, e.Range.Start.Line+1, e.NewText)
 		}
 	}

@@ -14,21 +14,18 @@ import (
 // writeFixNotebook writes a notebook with executed cells (counts 1..n) and unrun targets.
 func writeFixNotebook(t *testing.T, ran []string, targets ...string) string {
 	t.Helper()
-	var cells []map[string]any
+	path := filepath.Join(t.TempDir(), "houses.ipynb")
+	nb := notebook.NewPython(path)
 	for i, src := range ran {
-		cells = append(cells, map[string]any{"cell_type": "code", "execution_count": i + 1, "metadata": map[string]any{}, "outputs": []any{}, "source": src})
+		nb.AddCode(src, i+1)
 	}
 	for _, src := range targets {
-		cells = append(cells, map[string]any{"cell_type": "code", "execution_count": nil, "metadata": map[string]any{}, "outputs": []any{}, "source": src})
+		nb.AddCode(src, 0)
 	}
-	b, err := json.MarshalIndent(map[string]any{
-		"cells": cells, "nbformat": 4, "nbformat_minor": 5,
-		"metadata": map[string]any{"kernelspec": map[string]any{"name": "python3", "display_name": "Python 3", "language": "python"}},
-	}, "", " ")
+	b, err := nb.MarshalIpynb()
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "houses.ipynb")
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -138,5 +135,56 @@ func TestCheckSARIFFixes(t *testing.T) {
 	line := lines[r.DeletedRegion.StartLine-1]
 	if got := line[r.DeletedRegion.StartColumn-1 : r.DeletedRegion.EndColumn-1]; got != "'sqft'" || r.InsertedContent.Text != "'area'" {
 		t.Errorf("replacement of %q by %q, want 'sqft' by 'area' (line %q)", got, r.InsertedContent.Text, line)
+	}
+}
+
+// TestFixRunFlagsShared: check and fix take the same run flags, with the same defaults and the
+// same checks of their values (one definition, runFlags); no kernel needed.
+func TestFixRunFlagsShared(t *testing.T) {
+	defaults := map[string]string{}
+	for _, cmd := range []string{"check", "fix"} {
+		var out, errb bytes.Buffer
+		if code := run([]string{cmd, "-h"}, &out, &errb); code != 0 {
+			t.Fatalf("%s -h: exit %d", cmd, code)
+		}
+		// PrintDefaults prints each flag as "  -name type" then its indented help, which
+		// ends with "(default V)" when V is not the zero value.
+		blocks := map[string]string{}
+		for _, b := range strings.Split(errb.String(), "\n  -")[1:] {
+			name, _, _ := strings.Cut(strings.Fields(b)[0], "\n")
+			blocks[name] = b
+		}
+		for _, name := range []string{"cell", "kernel", "timeout", "quiet", "shadow-timeout", "shadow-sandbox", "shadow-full-timeout", "fast-dev-run"} {
+			b, ok := blocks[name]
+			if !ok {
+				t.Errorf("%s -h lacks -%s:\n%s", cmd, name, errb.String())
+				continue
+			}
+			def := ""
+			if _, after, ok := strings.Cut(b, "(default "); ok {
+				def, _, _ = strings.Cut(after, ")")
+			}
+			if prev, ok := defaults[name]; ok && prev != def {
+				t.Errorf("-%s: check's default %q, fix's %q", name, prev, def)
+			}
+			defaults[name] = def
+		}
+		for _, bad := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{demoNotebook, "--shadow-sandbox", "none"}, `--shadow-sandbox "none": want auto or fallback`},
+			{[]string{demoNotebook, "--fast-dev-run", "-1"}, "--fast-dev-run -1: want 0 (off)"},
+			{[]string{demoNotebook, "--cell", "x"}, "0-based cell index"},
+		} {
+			var out, errb bytes.Buffer
+			code := run(append([]string{cmd}, bad.args...), &out, &errb)
+			if code != 2 || out.Len() != 0 || !strings.Contains(errb.String(), bad.want) {
+				t.Errorf("%s %v: exit %d, stdout %q, stderr %q (want 2 and %q)", cmd, bad.args, code, out.String(), errb.String(), bad.want)
+			}
+		}
+	}
+	if defaults["shadow-timeout"] != "30s" || defaults["fast-dev-run"] != "3" || defaults["timeout"] != "10m0s" || defaults["shadow-sandbox"] != `"auto"` {
+		t.Errorf("defaults %q", defaults)
 	}
 }

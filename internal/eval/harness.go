@@ -191,16 +191,11 @@ func (h *harness) plainNotebook(c *evalCase, version string) (string, error) {
 		return path, nil
 	}
 	v := c.Versions[version]
-	nb := &notebook.Notebook{URI: path, Type: "jupyter-notebook",
-		Metadata: map[string]any{"kernelspec": map[string]any{"name": "python3", "display_name": "Python 3", "language": "python"}}}
-	add := func(text string, order int) {
-		nb.Cells = append(nb.Cells, &notebook.Cell{ID: fmt.Sprintf("cell-%d", len(nb.Cells)), Kind: notebook.Code,
-			Language: "python", Text: text, ExecutionOrder: order})
-	}
+	nb := notebook.NewPython(path)
 	for i, e := range v.Executed {
-		add(e.Code, i+1)
+		nb.AddCode(e.Code, i+1)
 	}
-	add(v.Target.Code, 0)
+	nb.AddCode(v.Target.Code, 0)
 	b, err := nb.MarshalIpynb()
 	if err != nil {
 		return "", err

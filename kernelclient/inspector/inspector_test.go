@@ -61,6 +61,19 @@ func TestAssemble(t *testing.T) {
 // TestPython runs test_inspector.py (inspect against an in-process IPython shell with
 // pandas/numpy/torch/sklearn objects, the no-trace property, and in-process shadow runs).
 func TestPython(t *testing.T) {
+	runPythonTests(t, "test_inspector.py")
+}
+
+// TestPythonSandbox runs test_sandbox.py: the namespace sandbox and the fallback keep
+// writes, processes and the network inside, and what the kernel had open untouched.
+func TestPythonSandbox(t *testing.T) {
+	runPythonTests(t, "test_sandbox.py")
+}
+
+// runPythonTests runs one of this folder's unittest files with Debian's Python; it skips
+// in -short mode and when that Python lacks IPython.
+func runPythonTests(t *testing.T, file string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("short mode: Python tests take a few seconds")
 	}
@@ -69,10 +82,9 @@ func TestPython(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, python, "test_inspector.py")
-	out, err := cmd.CombinedOutput()
+	out, err := exec.CommandContext(ctx, python, file).CombinedOutput()
 	if err != nil {
-		t.Fatalf("python tests failed: %v\n%s", err, out)
+		t.Fatalf("python tests in %s failed: %v\n%s", file, err, out)
 	}
 	t.Logf("%s", lastLines(string(out), 3))
 }

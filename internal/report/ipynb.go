@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"bytes"
@@ -9,7 +9,46 @@ import (
 	"unicode/utf8"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/judge"
+	"github.com/premortem/premortem/kernelclient"
 )
+
+// ipynbLocator places cell-relative ranges in the notebook file's own lines and columns.
+type ipynbLocator struct {
+	raw   []byte
+	cells []cellSource // by cell index; nil entries for cells it could not place
+}
+
+// newIpynbLocator reads the notebook file again; on any surprise it places nothing.
+func newIpynbLocator(rep *judge.Report) *ipynbLocator {
+	raw, err := kernelclient.ReadSmallFile(rep.Notebook, kernelclient.MaxNotebookSize)
+	if err != nil {
+		return &ipynbLocator{}
+	}
+	cells := locateSources(raw)
+	if rep.Source != nil {
+		for i := range cells {
+			// Only trust the map when the file's text is the text that was judged.
+			if i >= len(rep.Source.Cells) || cells[i].text() != rep.Source.Cells[i].Text {
+				cells[i] = cellSource{}
+			}
+		}
+	}
+	return &ipynbLocator{raw: raw, cells: cells}
+}
+
+// region converts a cell-relative range to a region of the notebook file, or nil.
+func (l *ipynbLocator) region(cell int, r analysis.Range) *sarifRegion {
+	if l == nil || cell < 0 || cell >= len(l.cells) || l.cells[cell].parts == nil {
+		return nil
+	}
+	sl, sc, ok1 := l.cells[cell].place(l.raw, r.Start)
+	el, ec, ok2 := l.cells[cell].place(l.raw, r.End)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	return &sarifRegion{StartLine: sl, StartColumn: sc, EndLine: el, EndColumn: ec}
+}
 
 // cellSource is where one cell's source lives in the raw .ipynb: nbformat stores it as a
 // string or as a list of strings (usually one per line), each a JSON string token.

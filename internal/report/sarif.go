@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"encoding/json"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/judge"
-	"github.com/premortem/premortem/kernelclient"
 )
 
 // SARIF 2.1.0 shapes: only what code scanning reads.
@@ -86,12 +85,12 @@ type (
 	}
 )
 
-// writeSARIF writes SARIF 2.1.0 for CI code scanning. A .ipynb is JSON, so regions point
+// SARIF writes SARIF 2.1.0 for CI code scanning. A .ipynb is JSON, so regions point
 // at the cell's source line inside that JSON file (where code scanning shows them); the
 // cell and its 1-based line are in the message, the logical location and properties too,
 // for tools that read them. A region that cannot be placed in the file is left out rather
 // than guessed.
-func writeSARIF(w io.Writer, rep *judge.Report) error {
+func SARIF(w io.Writer, rep *judge.Report, version string) error {
 	loc := newIpynbLocator(rep)
 	ruleIndex := map[string]int{}
 	var rules []sarifRule
@@ -183,43 +182,6 @@ func writeSARIF(w io.Writer, rep *judge.Report) error {
 	return enc.Encode(log)
 }
 
-// ipynbLocator places cell-relative ranges in the notebook file's own lines and columns.
-type ipynbLocator struct {
-	raw   []byte
-	cells []cellSource // by cell index; nil entries for cells it could not place
-}
-
-// newIpynbLocator reads the notebook file again; on any surprise it places nothing.
-func newIpynbLocator(rep *judge.Report) *ipynbLocator {
-	raw, err := kernelclient.ReadSmallFile(rep.Notebook, kernelclient.MaxNotebookSize)
-	if err != nil {
-		return &ipynbLocator{}
-	}
-	cells := locateSources(raw)
-	if rep.Source != nil {
-		for i := range cells {
-			// Only trust the map when the file's text is the text that was judged.
-			if i >= len(rep.Source.Cells) || cells[i].text() != rep.Source.Cells[i].Text {
-				cells[i] = cellSource{}
-			}
-		}
-	}
-	return &ipynbLocator{raw: raw, cells: cells}
-}
-
-// region converts a cell-relative range to a region of the notebook file, or nil.
-func (l *ipynbLocator) region(cell int, r analysis.Range) *sarifRegion {
-	if l == nil || cell < 0 || cell >= len(l.cells) || l.cells[cell].parts == nil {
-		return nil
-	}
-	sl, sc, ok1 := l.cells[cell].place(l.raw, r.Start)
-	el, ec, ok2 := l.cells[cell].place(l.raw, r.End)
-	if !ok1 || !ok2 {
-		return nil
-	}
-	return &sarifRegion{StartLine: sl, StartColumn: sc, EndLine: el, EndColumn: ec}
-}
-
 // jsonStringBody escapes text as it must appear inside the notebook's JSON string (the
 // replacement is applied to the raw file).
 func jsonStringBody(text string) string {
@@ -251,7 +213,7 @@ func sarifFixes(rep *judge.Report, loc *ipynbLocator, cell int, f analysis.Findi
 	for _, fix := range fixes {
 		ch := sarifArtifactChange{ArtifactLocation: sarifArtifact{URI: rep.Notebook}}
 		for _, e := range fix.Edits {
-			r := loc.region(editCellIndex(rep, cell, e), e.Range)
+			r := loc.region(EditCell(rep, cell, e), e.Range)
 			if r == nil || e.Range.Start.Line != e.Range.End.Line {
 				// Only edits within one source line map onto one JSON string (new lines
 				// inserted there are escaped "\n" inside it, which nbformat reads back as

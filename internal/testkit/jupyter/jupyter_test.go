@@ -1,0 +1,48 @@
+package jupyter
+
+import (
+	"net/http"
+	"path/filepath"
+	"testing"
+)
+
+// TestRequire: a module Python lacks skips the test; modules it has do not.
+func TestRequire(t *testing.T) {
+	var skipped bool
+	t.Run("missing", func(t *testing.T) {
+		defer func() { skipped = t.Skipped() }()
+		Require(t, "no_such_module_premortem_test")
+	})
+	if !skipped {
+		t.Error("a missing module did not skip the test")
+	}
+	t.Run("present", func(t *testing.T) {
+		Require(t, "os", "json")
+		if t.Skipped() {
+			t.Error("standard modules skipped the test")
+		}
+	})
+}
+
+// TestStart: the server answers its REST API with the token, a session starts a kernel
+// the server lists, and the server's info file is in RuntimeDir.
+func TestStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a notebook server")
+	}
+	s := Start(t)
+	sess := s.NewSession(t, "nb.ipynb")
+	if sess.ID == "" || sess.Kernel.ID == "" {
+		t.Fatalf("session %+v", sess)
+	}
+	var kernels []struct {
+		ID string `json:"id"`
+	}
+	s.API(t, http.MethodGet, "api/kernels", nil, &kernels)
+	if len(kernels) != 1 || kernels[0].ID != sess.Kernel.ID {
+		t.Errorf("kernels %+v, want the session's %s", kernels, sess.Kernel.ID)
+	}
+	if infos, _ := filepath.Glob(filepath.Join(s.RuntimeDir, "nbserver-*.json")); len(infos) != 1 {
+		t.Errorf("server info files %v in %s", infos, s.RuntimeDir)
+	}
+}
