@@ -147,7 +147,7 @@ func TestExprs(t *testing.T) {
 	}
 	// NameRange of an attribute is the part after the dot.
 	e := ParseCell("df.Age").Statements[0].Value
-	if e.NameRange != (Range{Position{0, 3}, Position{0, 6}}) || e.Text != "df.Age" {
+	if e.NameRange != (Range{Start: Position{Line: 0, Character: 3}, End: Position{Line: 0, Character: 6}}) || e.Text != "df.Age" {
 		t.Errorf("attribute = %+v", e)
 	}
 	if c, ok := e.Chain(); !ok || c != "df.Age" {

@@ -87,7 +87,7 @@ func parseScenario(t *testing.T, path string) *scenario {
 			ln := len(lines) - 1
 			sc.want = append(sc.want, wantFinding{
 				cell: index, code: m[3], severity: Severity(m[4]), message: m[5],
-				rng: Range{Position{ln, col}, Position{ln, col + len(m[2])}},
+				rng: Range{Start: Position{Line: ln, Character: col}, End: Position{Line: ln, Character: col + len(m[2])}},
 			})
 		}
 		c.Text = strings.Join(lines, "\n")
