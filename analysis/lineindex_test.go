@@ -13,7 +13,7 @@ func TestLineIndex(t *testing.T) {
 		{2, Position{Line: 0, Character: 1}}, // after é (2 bytes, 1 UTF-16 unit)
 		{1, Position{Line: 0, Character: 0}}, // inside é: start of the character
 		{len("é = 1\n"), Position{Line: 1, Character: 0}},
-		{len("é = 1\nx = '中文' + "), Position{Line: 1, Character: 11}}, // each CJK char is 3 bytes, 1 unit
+		{len("é = 1\nx = '中文' + "), Position{Line: 1, Character: 11}},               // each CJK char is 3 bytes, 1 unit
 		{len("é = 1\nx = '中文' + y\ns = '😀😀' + "), Position{Line: 2, Character: 13}}, // each emoji is 4 bytes, 2 units
 		{len("é = 1\nx = '中文' + y\ns = '😀😀' + z\r\n"), Position{Line: 3, Character: 0}},
 		{len(text), Position{Line: 3, Character: 4}},
