@@ -4,18 +4,20 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/premortem/premortem/internal/testkit/markers"
 	"github.com/premortem/premortem/notebook"
 	"golang.org/x/tools/txtar"
 )
 
 // The scenario format is described in doc.go.
 
-var markerRE = regexp.MustCompile(`^#?( *)(\^+)\s+(\S+)\s+(\S+)(?:\s+"(.*)")?\s*$`)
+// markerSyntax reads what follows the carets: the code, the severity and, quoted, a
+// substring of the message.
+var markerSyntax = markers.New(`(\S+)\s+(\S+)(?:\s+"(.*)")?\s*`)
 
 type wantFinding struct {
 	cell     int
@@ -76,21 +78,13 @@ func parseScenario(t *testing.T, path string) *scenario {
 				t.Fatalf("%s: %s: unknown key %q", path, f.Name, k)
 			}
 		}
-		var lines []string
-		for _, line := range strings.Split(strings.TrimSuffix(string(f.Data), "\n"), "\n") {
-			m := markerRE.FindStringSubmatch(line)
-			if m == nil || len(lines) == 0 {
-				lines = append(lines, line)
-				continue
-			}
-			col := strings.Index(line, "^")
-			ln := len(lines) - 1
+		text, marks := markerSyntax.Parse(string(f.Data))
+		for _, m := range marks {
 			sc.want = append(sc.want, wantFinding{
-				cell: index, code: m[3], severity: Severity(m[4]), message: m[5],
-				rng: Range{Start: Position{Line: ln, Character: col}, End: Position{Line: ln, Character: col + len(m[2])}},
+				cell: index, code: m.Groups[0], severity: Severity(m.Groups[1]), message: m.Groups[2], rng: m.Range,
 			})
 		}
-		c.Text = strings.Join(lines, "\n")
+		c.Text = text
 		sc.nb.Cells = append(sc.nb.Cells, c)
 	}
 	return sc
