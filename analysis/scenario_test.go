@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/internal/testkit/markers"
 	"github.com/premortem/premortem/notebook"
 	"golang.org/x/tools/txtar"
@@ -127,6 +129,9 @@ func check(t *testing.T, path string) {
 	for _, g := range got {
 		if g.Source != SourceStatic || g.Message == "" || len(g.Evidence) == 0 {
 			t.Errorf("finding lacks source, message or evidence: %+v", g)
+		}
+		if r, ok := finding.Lookup(g.Code); !ok || !r.Has(SourceStatic) || g.Exception != "" && !slices.Contains(r.Exceptions, g.Exception) {
+			t.Errorf("code %q (exception %q) is not registered for the static layer in finding/codes.go: %+v", g.Code, g.Exception, r)
 		}
 	}
 }

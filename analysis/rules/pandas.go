@@ -6,6 +6,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // This file: pandas. Missing columns and labels (df['a'], df.a, df[['a','b']], .loc, drop,
@@ -38,7 +39,7 @@ func reportMissingColumn(c *checker, r analysis.Range, literal string, label any
 		msg += " (columns: " + columnList(df.Columns, 8) + ")"
 	}
 	evidence := []string{describe(df)}
-	code := "missing-column"
+	code := finding.MissingColumn
 	if why != "" {
 		evidence = append(evidence, fmt.Sprintf("column %s was %s", pyRepr(label), why))
 	}
@@ -59,7 +60,7 @@ func reportMissingColumn(c *checker, r analysis.Range, literal string, label any
 		}
 	}
 	if stale := staleColumn(c, df, label); stale != "" && len(fixes) == 0 {
-		code = "stale-state"
+		code = finding.StaleState
 		evidence = append(evidence, stale)
 		if call := enclosingCall(c.stmt.Value, r, "drop"); call != nil {
 			fixes = append(fixes, ignoreErrorsFix(call, literal)...)
@@ -208,7 +209,7 @@ func pandasIndexer(c *checker, e *analysis.Expr, base, idx *val) *val {
 			checkRowLabel(c, e.Index, idx, df)
 		} else if i, ok := constInt(idx); ok {
 			if n, known := df.rows(); known && (i >= n || i < -n) {
-				c.report(e.Index.Range, analysis.SeverityError, "index-out-of-range", "IndexError",
+				c.report(e.Index.Range, analysis.SeverityError, finding.IndexOutOfRange, "IndexError",
 					fmt.Sprintf("row position %d is out of range: %s has %d rows (single positional indexer is out-of-bounds)", i, df.name, n),
 					0.96, []string{describe(df)}, nil)
 			}
@@ -224,7 +225,7 @@ func pandasIndexer(c *checker, e *analysis.Expr, base, idx *val) *val {
 	// iloc: positional columns
 	if i, ok := constInt(colVal); ok {
 		if n, ok := df.ncols(); ok && (i >= n || i < -n) {
-			c.report(colExpr.Range, analysis.SeverityError, "index-out-of-range", "IndexError",
+			c.report(colExpr.Range, analysis.SeverityError, finding.IndexOutOfRange, "IndexError",
 				fmt.Sprintf("column position %d is out of range: %s has %d columns", i, df.name, n),
 				0.97, []string{describe(df)}, nil)
 		}
@@ -240,7 +241,7 @@ func checkRowLabel(c *checker, x *analysis.Expr, xv *val, df *val) {
 	}
 	for _, l := range labels {
 		if missing, desc := rowLabelMissing(df, l); missing {
-			c.report(x.Range, analysis.SeverityError, "missing-key", "KeyError",
+			c.report(x.Range, analysis.SeverityError, finding.MissingKey, "KeyError",
 				fmt.Sprintf("row label %s is not in the index of %s (%s)", pyRepr(l), df.name, desc),
 				0.95, []string{describe(df)}, nil)
 			return
@@ -338,7 +339,7 @@ func pandasAttrRule(c *checker, e *analysis.Expr, base *val) {
 	if isObjectDtype(d) || d == "category" || strings.HasPrefix(d, "category") {
 		return
 	}
-	c.report(e.NameRange, analysis.SeverityError, "str-accessor", "AttributeError",
+	c.report(e.NameRange, analysis.SeverityError, finding.StrAccessor, "AttributeError",
 		fmt.Sprintf("%s has dtype %s, and .str only works on string values (Can only use .str accessor with string values!)", base.name, d),
 		0.96, []string{describe(base)},
 		[]analysis.Fix{replaceFix("Convert to strings first", analysis.Range{Start: e.Value.Range.End, End: e.Value.Range.End}, ".astype(str)", false)})
@@ -426,7 +427,7 @@ func pandasCall(c *checker, k *callInfo) (*val, bool) {
 		s := k.arg(0, "arg")
 		if errs, _ := constStr(k.kw["errors"]); errs == "" || errs == "raise" {
 			if bad := nonNumeric(s); bad != "" {
-				c.report(k.e.Range, analysis.SeverityError, "object-column-arith", "ValueError",
+				c.report(k.e.Range, analysis.SeverityError, finding.ObjectColumnArith, "ValueError",
 					fmt.Sprintf("%s holds non-numeric strings such as %q, so pd.to_numeric raises (Unable to parse string); pass errors='coerce' to turn them into NaN", s.name, bad),
 					0.95, []string{describe(s)}, nil)
 			}
@@ -734,7 +735,7 @@ func dropFrame(c *checker, k *callInfo, df *val) (*val, bool) {
 		if labels, ok := constLabels(xv); ok && errs != "ignore" {
 			for _, l := range labels {
 				if missing, desc := rowLabelMissing(df, l); missing {
-					c.report(x.Range, analysis.SeverityError, "missing-key", "KeyError",
+					c.report(x.Range, analysis.SeverityError, finding.MissingKey, "KeyError",
 						fmt.Sprintf("row label %s is not in the index of %s (%s), so drop raises", pyRepr(l), df.name, desc),
 						0.95, []string{describe(df)}, nil)
 					return nil, true
@@ -891,7 +892,7 @@ func seriesMethod(c *checker, k *callInfo, s *val) (*val, bool) {
 		return n, true
 	case "mean", "median", "std", "var":
 		if bad := nonNumeric(s); bad != "" {
-			c.report(k.e.Range, analysis.SeverityError, "object-column-arith", "TypeError",
+			c.report(k.e.Range, analysis.SeverityError, finding.ObjectColumnArith, "TypeError",
 				fmt.Sprintf("%s holds strings such as %q, so .%s() cannot convert them to numbers", s.name, bad, k.method),
 				0.93, []string{describe(s), "non-numeric values: " + strings.Join(quoteAll(s.Columns[0].NonNumericSample), ", ")}, nil)
 		}
@@ -1092,7 +1093,7 @@ func checkAstype(c *checker, k *callInfo, v *val) {
 		if strings.HasPrefix(d, "int") && looksNumeric(bad) {
 			what = "int()"
 		}
-		c.report(k.e.Value.NameRange, analysis.SeverityError, "object-column-arith", "ValueError",
+		c.report(k.e.Value.NameRange, analysis.SeverityError, finding.ObjectColumnArith, "ValueError",
 			fmt.Sprintf("column %s holds strings such as %q that %s cannot parse, so astype(%s) fails", pyRepr(col.Name), bad, what, d),
 			0.95, []string{describe(v), "non-numeric values in " + pyRepr(col.Name) + ": " + strings.Join(quoteAll(col.NonNumericSample), ", ")}, nil)
 		return
@@ -1136,7 +1137,7 @@ func checkIntCastNaN(c *checker, k *callInfo, v *val, d string) {
 		if v.Kind == facts.KindDataFrame {
 			where = fmt.Sprintf("column %s of %s", pyRepr(col.Name), v.name)
 		}
-		c.report(k.e.Value.NameRange, analysis.SeverityError, "nan-to-int", "IntCastingNaNError",
+		c.report(k.e.Value.NameRange, analysis.SeverityError, finding.NaNToInt, "IntCastingNaNError",
 			fmt.Sprintf("%s is float with %s, and astype(%s) cannot turn NaN into an integer (Cannot convert non-finite values (NA or inf) to integer); fill them first (.fillna(...)) or use the nullable 'Int64' dtype", where, what, d),
 			0.95, []string{describe(v)}, []analysis.Fix{replaceFix("Use the nullable 'Int64' dtype", k.argExpr(0, "dtype").Range, "'Int64'", false)})
 		return
@@ -1146,7 +1147,7 @@ func checkIntCastNaN(c *checker, k *callInfo, v *val, d string) {
 // objectArith reports arithmetic between an object column of strings and a number.
 func objectArith(c *checker, e *analysis.Expr, a, b *val) bool {
 	if strSeries(a) && strSeries(b) && (e.Name == "-" || e.Name == "/" || e.Name == "*" || e.Name == "//" || e.Name == "**") {
-		c.report(e.Range, analysis.SeverityError, "object-column-arith", "TypeError",
+		c.report(e.Range, analysis.SeverityError, finding.ObjectColumnArith, "TypeError",
 			fmt.Sprintf("%s and %s both hold strings, and strings do not support %s (unsupported operand type(s) for %s: 'str' and 'str'); convert them first (pd.to_datetime, pd.to_numeric)", a.name, b.name, e.Name, e.Name),
 			0.93, []string{describe(a), describe(b)}, nil)
 		return true
@@ -1172,7 +1173,7 @@ func objectArith(c *checker, e *analysis.Expr, a, b *val) bool {
 	if sample != "" {
 		msg = fmt.Sprintf("%s holds strings such as %q, so %s %s a number raises TypeError; convert it to numbers first", s.name, sample, s.name, e.Name)
 	}
-	c.report(e.Range, analysis.SeverityError, "object-column-arith", "TypeError", msg, 0.93, []string{describe(s)}, nil)
+	c.report(e.Range, analysis.SeverityError, finding.ObjectColumnArith, "TypeError", msg, 0.93, []string{describe(s)}, nil)
 	return true
 }
 
@@ -1199,7 +1200,7 @@ func checkCompare(c *checker, e *analysis.Expr, a, b *val) {
 	if !strSeries(s) || other == nil || (other.Kind != facts.KindInt && other.Kind != facts.KindFloat) {
 		return
 	}
-	c.report(e.Range, analysis.SeverityError, "object-column-arith", "TypeError",
+	c.report(e.Range, analysis.SeverityError, finding.ObjectColumnArith, "TypeError",
 		fmt.Sprintf("%s holds strings, so comparing it with %s using %s raises TypeError", s.name, other.name, e.Name),
 		0.93, []string{describe(s)}, nil)
 }

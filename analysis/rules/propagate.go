@@ -6,6 +6,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // checker walks one cell's statements in order with an abstract state: what is known about
@@ -226,7 +227,7 @@ func (c *checker) statement(s *analysis.Statement) {
 				if t == "int" {
 					fixes = append(fixes, replaceFix("Iterate over range()", s.Value.Range, "range("+s.Value.Text+")", true))
 				}
-				c.report(s.Value.Range, analysis.SeverityError, "not-iterable", "TypeError",
+				c.report(s.Value.Range, analysis.SeverityError, finding.NotIterable, "TypeError",
 					fmt.Sprintf("%s is a single %s, so a for loop cannot iterate over it ('%s' object is not iterable)", s.Value.Text, t, t),
 					0.95, []string{describe(it)}, fixes)
 			}
@@ -479,7 +480,7 @@ func (c *checker) assignItem(t *analysis.Expr, v *val) {
 			nv, ok1 := v.rows()
 			nd, ok2 := obj.rows()
 			if ok1 && ok2 && nv != nd && !(v.Kind == facts.KindNDArray && len(v.Shape) == 0) {
-				c.report(t.Range, analysis.SeverityError, "length-mismatch", "ValueError",
+				c.report(t.Range, analysis.SeverityError, finding.LengthMismatch, "ValueError",
 					fmt.Sprintf("%s has %d values but %s has %d rows (Length of values (%d) does not match length of index (%d))", v.name, nv, obj.name, nd, nv, nd),
 					0.95, []string{describe(v), describe(obj)}, nil)
 			}
@@ -661,7 +662,7 @@ func (c *checker) visit(e *analysis.Expr) *val {
 	case analysis.ExprName:
 		v = c.lookup(e.Name)
 		if at, gone := c.deleted[e.Name]; gone {
-			c.report(e.Range, analysis.SeverityError, "undefined-name", "NameError",
+			c.report(e.Range, analysis.SeverityError, finding.UndefinedName, "NameError",
 				fmt.Sprintf("name '%s' is not defined: the cell deleted it on line %d", e.Name, at.Start.Line+1),
 				0.95, []string{fmt.Sprintf("del %s on line %d", e.Name, at.Start.Line+1)}, nil)
 		}
@@ -907,7 +908,7 @@ func (c *checker) subscript(e *analysis.Expr, base, idx *val) *val {
 		return nil
 	}
 	if base.isNone() {
-		c.report(e.Range, analysis.SeverityError, "none-subscript", "TypeError",
+		c.report(e.Range, analysis.SeverityError, finding.NoneSubscript, "TypeError",
 			base.name+" is None, so "+e.Text+" fails: 'NoneType' object is not subscriptable",
 			0.95, []string{describe(base)}, nil)
 		return nil
@@ -915,7 +916,7 @@ func (c *checker) subscript(e *analysis.Expr, base, idx *val) *val {
 	switch base.Kind {
 	case facts.KindInt, facts.KindFloat, facts.KindBool:
 		t := map[string]string{facts.KindInt: "int", facts.KindFloat: "float", facts.KindBool: "bool"}[base.Kind]
-		c.report(e.Range, analysis.SeverityError, "not-subscriptable", "TypeError",
+		c.report(e.Range, analysis.SeverityError, finding.NotSubscriptable, "TypeError",
 			fmt.Sprintf("%s is a single %s, so %s fails ('%s' object is not subscriptable)", base.name, t, e.Text, t),
 			0.95, []string{describe(base)}, nil)
 		return nil
@@ -960,14 +961,14 @@ func (c *checker) call(e *analysis.Expr) *val {
 		switch k.fn.Kind {
 		case facts.KindDataFrame, facts.KindSeries, facts.KindNDArray, facts.KindTensor, facts.KindList, facts.KindDict,
 			facts.KindStr, facts.KindInt, facts.KindFloat, facts.KindTuple:
-			c.report(k.e.Range, analysis.SeverityError, "not-callable", "TypeError",
+			c.report(k.e.Range, analysis.SeverityError, finding.NotCallable, "TypeError",
 				fmt.Sprintf("%s is a %s, not a function ('%s' object is not callable); was the name reused for data?", k.fn.name, kindLabel(k.fn), pyTypeName(k.fn)),
 				0.93, []string{describe(k.fn)}, nil)
 			return nil
 		}
 	}
 	if k.fn != nil && k.fn.isNone() {
-		c.report(e.Range, analysis.SeverityError, "none-call", "TypeError",
+		c.report(e.Range, analysis.SeverityError, finding.NoneCall, "TypeError",
 			k.fn.name+" is None, so calling it fails: 'NoneType' object is not callable",
 			0.95, []string{describe(k.fn)}, nil)
 		return nil

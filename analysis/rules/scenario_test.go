@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/analysis/rules"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/internal/testkit/markers"
 	"golang.org/x/tools/txtar"
 )
@@ -183,6 +185,22 @@ func compare(t *testing.T, sc *scenario, got []analysis.Finding) {
 		if g.Source != analysis.SourceRules || g.Message == "" || len(g.Evidence) == 0 || g.Confidence <= 0 || g.Cell != "cell" {
 			t.Errorf("%s: finding lacks source, message, evidence, confidence or cell: %+v", sc.path, g)
 		}
+		checkRegistered(t, sc.path, g)
+	}
+}
+
+// checkRegistered fails a finding whose code is not registered for the rules layer, or
+// whose exception is not one the registry says the code predicts.
+func checkRegistered(t *testing.T, path string, g analysis.Finding) {
+	t.Helper()
+	r, ok := finding.Lookup(g.Code)
+	switch {
+	case !ok:
+		t.Errorf("%s: code %q is not registered in finding/codes.go", path, g.Code)
+	case !r.Has(g.Source):
+		t.Errorf("%s: code %s is registered for %v, not for the %s layer", path, g.Code, r.Layers, g.Source)
+	case g.Exception != "" && !slices.Contains(r.Exceptions, g.Exception):
+		t.Errorf("%s: code %s predicts %s, which its registry entry does not list (%v)", path, g.Code, g.Exception, r.Exceptions)
 	}
 }
 

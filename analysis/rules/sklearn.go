@@ -8,6 +8,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // This file: scikit-learn. Estimators used before fit (NotFittedError), feature count or
@@ -144,7 +145,7 @@ func sklearnCall(c *checker, k *callInfo) (*val, bool) {
 				na, okA := a.ndim()
 				nb, okB := b.ndim()
 				if cols, ok := a.ncols(); okA && okB && na == 2 && nb == 1 && ok && cols > 1 {
-					c.report(k.e.Args[i].Range, analysis.SeverityError, "target-type-mismatch", "ValueError",
+					c.report(k.e.Args[i].Range, analysis.SeverityError, finding.TargetTypeMismatch, "ValueError",
 						fmt.Sprintf("%s is 2-D with %d columns but %s is 1-D: a classification metric compares one label per sample (Classification metrics can't handle a mix of ... targets)", a.name, cols, b.name),
 						0.93, []string{describe(a), describe(b)}, nil)
 					return nil, true
@@ -152,7 +153,7 @@ func sklearnCall(c *checker, k *callInfo) (*val, bool) {
 			}
 			for i := 0; i < 2; i++ {
 				if x, ok := continuousValue(k.args[i]); ok {
-					c.report(k.e.Args[i].Range, analysis.SeverityError, "continuous-target", "ValueError",
+					c.report(k.e.Args[i].Range, analysis.SeverityError, finding.ContinuousTarget, "ValueError",
 						fmt.Sprintf("%s holds continuous values such as %s, and classification metrics need class labels (Classification metrics can't handle ... continuous targets); round or threshold the predictions", k.args[i].name, pyRepr(x)),
 						0.9, []string{describe(k.args[i])}, nil)
 					break
@@ -205,14 +206,14 @@ func estimatorMethod(c *checker, k *callInfo, est *val) (*val, bool) {
 			bad = checkLengths(c, k, X, y, xExpr, yExpr)
 			if !bad && known && info.kind == "classifier" {
 				if x, ok := continuousValue(y); ok {
-					c.report(yExpr.Range, analysis.SeverityError, "continuous-target", "ValueError",
+					c.report(yExpr.Range, analysis.SeverityError, finding.ContinuousTarget, "ValueError",
 						fmt.Sprintf("%s holds continuous values such as %s, but %s is a classifier (Unknown label type: 'continuous'); use a regressor or bin the target", y.name, pyRepr(x), e.Class),
 						0.93, []string{describe(y)}, nil)
 					bad = true
 				}
 			}
 			if !bad && known && info.kind != "transformer" && info.kind != "label" && y != nil && hasNaN(y) {
-				c.report(yExpr.Range, analysis.SeverityError, "nan-input", "ValueError",
+				c.report(yExpr.Range, analysis.SeverityError, finding.NaNInput, "ValueError",
 					fmt.Sprintf("%s contains NaN, and %s cannot learn from missing targets (Input y contains NaN)", y.name, e.Class),
 					0.93, []string{describe(y)}, nil)
 				bad = true
@@ -353,7 +354,7 @@ func reportNotFitted(c *checker, k *callInfo, est *val) {
 					NewText: name + ".fit(" + args + ")\n" + strings.Repeat(" ", at.Character)}}})
 		}
 	}
-	c.report(k.e.Value.NameRange, analysis.SeverityError, "not-fitted", "NotFittedError", msg, 0.97,
+	c.report(k.e.Value.NameRange, analysis.SeverityError, finding.NotFitted, "NotFittedError", msg, 0.97,
 		[]string{describe(est)}, fixes)
 }
 
@@ -422,7 +423,7 @@ func checkInput(c *checker, k *callInfo, est *val, info estInfo, known bool, X *
 	}
 	if known && !info.strOK {
 		if cols, sample := nonNumericColumns(X); len(cols) > 0 {
-			c.report(xExpr.Range, analysis.SeverityError, "string-input", "ValueError",
+			c.report(xExpr.Range, analysis.SeverityError, finding.StringInput, "ValueError",
 				fmt.Sprintf("%s holds text (%s, e.g. %q), and %s needs numbers (could not convert string to float: %q); encode it first (get_dummies, OneHotEncoder, LabelEncoder)",
 					X.name, strings.Join(cols, ", "), sample, class, sample),
 				0.95, []string{describe(X)}, nil)
@@ -430,7 +431,7 @@ func checkInput(c *checker, k *callInfo, est *val, info estInfo, known bool, X *
 		}
 	}
 	if known && !info.strOK && likelyText(X) {
-		c.report(xExpr.Range, analysis.SeverityWarning, "string-input", "ValueError",
+		c.report(xExpr.Range, analysis.SeverityWarning, finding.StringInput, "ValueError",
 			fmt.Sprintf("%s holds Python strings (dtype object), and %s needs numbers: unless every string is a number, fit/predict raises (could not convert string to float)", X.name, class),
 			0.75, []string{describe(X) + ", element types: str"}, nil)
 		return true
@@ -445,7 +446,7 @@ func checkInput(c *checker, k *callInfo, est *val, info estInfo, known bool, X *
 			} else {
 				fixes = append(fixes, replaceFix("Reshape to one column", xExpr.Range, xExpr.Text+".reshape(-1, 1)", true))
 			}
-			c.report(xExpr.Range, analysis.SeverityError, "1d-input", "ValueError",
+			c.report(xExpr.Range, analysis.SeverityError, finding.Input1D, "ValueError",
 				fmt.Sprintf("%s is 1-D, but %s.%s expects a 2-D array of samples × features (Expected 2D array, got 1D array instead)", X.name, class, k.method),
 				0.95, []string{describe(X)}, fixes)
 			return true
@@ -453,7 +454,7 @@ func checkInput(c *checker, k *callInfo, est *val, info estInfo, known bool, X *
 	}
 	if known && !info.oneD {
 		if nd, ok := X.ndim(); ok && nd > 2 && X.Kind == facts.KindNDArray {
-			c.report(xExpr.Range, analysis.SeverityError, "ndim-mismatch", "ValueError",
+			c.report(xExpr.Range, analysis.SeverityError, finding.NdimMismatch, "ValueError",
 				fmt.Sprintf("%s is %d-D, but %s expects a 2-D array of samples × features (Found array with dim %d); flatten it with .reshape(len(%s), -1)", X.name, nd, class, nd, xExpr.Text),
 				0.95, []string{describe(X)}, []analysis.Fix{replaceFix("Flatten to 2-D", xExpr.Range, xExpr.Text+".reshape(len("+xExpr.Text+"), -1)", false)})
 			return true
@@ -468,14 +469,14 @@ func checkInput(c *checker, k *callInfo, est *val, info estInfo, known bool, X *
 		if cols := nanColumns(X); len(cols) > 0 {
 			what = "NaN in " + strings.Join(cols, ", ")
 		}
-		c.report(xExpr.Range, analysis.SeverityError, "nan-input", "ValueError",
+		c.report(xExpr.Range, analysis.SeverityError, finding.NaNInput, "ValueError",
 			fmt.Sprintf("%s contains %s, and %s does not accept missing values (Input X contains NaN); impute or drop them first", X.name, what, class),
 			0.95, []string{describe(X)}, nil)
 		return true
 	}
 	if !fitting && e.Fitted && e.NFeaturesIn != nil {
 		if n, ok := X.ncols(); ok && n != *e.NFeaturesIn {
-			c.report(xExpr.Range, analysis.SeverityError, "feature-count-mismatch", "ValueError",
+			c.report(xExpr.Range, analysis.SeverityError, finding.FeatureCountMismatch, "ValueError",
 				fmt.Sprintf("%s has %d features, but %s was fitted on %d (X has %d features, but %s is expecting %d features as input)",
 					X.name, n, est.name, *e.NFeaturesIn, n, class, *e.NFeaturesIn),
 				0.96, []string{describe(X), describe(est)}, nil)
@@ -484,7 +485,7 @@ func checkInput(c *checker, k *callInfo, est *val, info estInfo, known bool, X *
 	}
 	if fitting {
 		if n, ok := X.rows(); ok && n == 0 {
-			c.report(xExpr.Range, analysis.SeverityError, "empty-input", "ValueError",
+			c.report(xExpr.Range, analysis.SeverityError, finding.EmptyInput, "ValueError",
 				fmt.Sprintf("%s has no rows, so %s.%s fails (Found array with 0 sample(s))", X.name, class, k.method),
 				0.93, []string{describe(X)}, nil)
 			return true
@@ -520,7 +521,7 @@ func checkFeatureNames(c *checker, k *callInfo, est *val, X *val, xExpr *analysi
 		if strings.Join(names, "\x00") == strings.Join(fit, "\x00") {
 			return false
 		}
-		c.report(xExpr.Range, analysis.SeverityError, "feature-names-mismatch", "ValueError",
+		c.report(xExpr.Range, analysis.SeverityError, finding.FeatureNamesMismatch, "ValueError",
 			fmt.Sprintf("%s has the fitted feature names in a different order (Feature names must be in the same order as they were in fit)", X.name),
 			0.95, []string{describe(X), describe(est)},
 			[]analysis.Fix{replaceFix("Reorder the columns as in fit", xExpr.Range, xExpr.Text+"["+k.recvText()+".feature_names_in_]", true)})
@@ -538,7 +539,7 @@ func checkFeatureNames(c *checker, k *callInfo, est *val, X *val, xExpr *analysi
 	msg += " (The feature names should match those that were passed during fit)"
 	fix := replaceFix("Align the columns with those seen at fit (missing ones filled with 0)", xExpr.Range,
 		xExpr.Text+".reindex(columns="+k.recvText()+".feature_names_in_, fill_value=0)", false)
-	c.report(xExpr.Range, analysis.SeverityError, "feature-names-mismatch", "ValueError", msg, 0.96, ev, []analysis.Fix{fix})
+	c.report(xExpr.Range, analysis.SeverityError, finding.FeatureNamesMismatch, "ValueError", msg, 0.96, ev, []analysis.Fix{fix})
 	return true
 }
 
@@ -591,7 +592,7 @@ func checkLengths(c *checker, k *callInfo, X, y *val, xExpr, yExpr *analysis.Exp
 	if !ok1 || !ok2 || nx == ny || X.Kind == facts.KindDict || y.Kind == facts.KindDict {
 		return false
 	}
-	c.report(k.e.Range, analysis.SeverityError, "length-mismatch", "ValueError",
+	c.report(k.e.Range, analysis.SeverityError, finding.LengthMismatch, "ValueError",
 		fmt.Sprintf("%s has %d samples but %s has %d (Found input variables with inconsistent numbers of samples: [%d, %d])", X.name, nx, y.name, ny, nx, ny),
 		0.95, []string{describe(X), describe(y)}, nil)
 	return true
@@ -614,7 +615,7 @@ func trainTestSplit(c *checker, k *callInfo) *val {
 	}
 	if len(arrays) > 0 {
 		if n, ok := arrays[0].rows(); ok && n == 0 {
-			c.report(k.e.Range, analysis.SeverityError, "empty-input", "ValueError",
+			c.report(k.e.Range, analysis.SeverityError, finding.EmptyInput, "ValueError",
 				fmt.Sprintf("%s has no rows, so train_test_split cannot make a non-empty train set (With n_samples=0 ... the resulting train set will be empty)", arrays[0].name),
 				0.95, []string{describe(arrays[0])}, nil)
 			return nil
@@ -786,7 +787,7 @@ func checkUnseenLabels(c *checker, k *callInfo, est *val, X *val, xExpr *analysi
 	for _, cl := range classes {
 		cls = append(cls, pyRepr(cl))
 	}
-	c.report(xExpr.Range, analysis.SeverityError, "unseen-label", "ValueError",
+	c.report(xExpr.Range, analysis.SeverityError, finding.UnseenLabel, "ValueError",
 		fmt.Sprintf("%s contains labels %s was not fitted on: %s (y contains previously unseen labels)", X.name, est.name, strings.Join(unseen, ", ")),
 		0.95, []string{describe(X), fmt.Sprintf("%s.classes_: %s", est.name, strings.Join(cls, ", "))}, nil)
 }
@@ -813,9 +814,9 @@ func sklearnAttrRule(c *checker, e *analysis.Expr, base *val) {
 		if (est.Class == "SVC" || est.Class == "NuSVC") && e.Name != "decision_function" {
 			why = fmt.Sprintf("%s only has %s when built with probability=True", est.Class, e.Name)
 		}
-		code := "no-predict-proba"
+		code := finding.NoPredictProba
 		if e.Name == "decision_function" {
-			code = "missing-attribute"
+			code = finding.MissingAttribute
 		}
 		if e.Name == "predict_proba" {
 			fixes = append(fixes, replaceFix("Use predict", e.NameRange, "predict", false))
@@ -825,7 +826,7 @@ func sklearnAttrRule(c *checker, e *analysis.Expr, base *val) {
 		return
 	}
 	if !est.Fitted && strings.HasSuffix(e.Name, "_") && !strings.HasPrefix(e.Name, "_") && est.Class != "Pipeline" {
-		c.report(e.NameRange, analysis.SeverityError, "not-fitted", "AttributeError",
+		c.report(e.NameRange, analysis.SeverityError, finding.NotFitted, "AttributeError",
 			fmt.Sprintf("%s is not fitted, so it has no %s yet ('%s' object has no attribute '%s')", base.name, e.Name, est.Class, e.Name),
 			0.93, []string{describe(base)}, nil)
 	}
@@ -889,7 +890,7 @@ func checkParams(c *checker, k *callInfo, est *val) bool {
 	if penalty == "elasticnet" || penalty == "none" {
 		fix = "saga"
 	}
-	c.report(k.e.Value.NameRange, analysis.SeverityError, "invalid-param", "ValueError",
+	c.report(k.e.Value.NameRange, analysis.SeverityError, finding.InvalidParam, "ValueError",
 		fmt.Sprintf("%s: %s, so fit raises ValueError; use solver='%s'", est.name, why, fix),
 		0.95, []string{describe(est) + fmt.Sprintf(", penalty=%s, solver=%s", pyRepr(penalty), pyRepr(solver))}, nil)
 	return true

@@ -6,6 +6,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // This file: PyTorch. Linear in_features and Conv in_channels vs the input, matmul shapes,
@@ -333,7 +334,7 @@ func tensorFrom(c *checker, k *callInfo, fn string) *val {
 		shape = append([]int(nil), x.Shape...)
 		dt = tdtype(x.Dtype)
 		if isObjectDtype(x.Dtype) && fn != "FloatTensor" {
-			c.report(k.e.Range, analysis.SeverityError, "dtype-mismatch", "TypeError",
+			c.report(k.e.Range, analysis.SeverityError, finding.DtypeMismatch, "TypeError",
 				fmt.Sprintf("%s is an object array (mixed or string values), which torch cannot turn into a tensor (can't convert np.ndarray of type numpy.object_)", x.name),
 				0.93, []string{describe(x)},
 				[]analysis.Fix{replaceFix("Convert to float32 first", k.e.Args[0].Range, k.e.Args[0].Text+".astype(np.float32)", false)})
@@ -490,7 +491,7 @@ func tensorMethod(c *checker, k *callInfo, t *val) (*val, bool) {
 	case "view":
 		if t.Contiguous != nil && !*t.Contiguous {
 			rr := k.e.Value.NameRange
-			c.report(rr, analysis.SeverityError, "view-non-contiguous", "RuntimeError",
+			c.report(rr, analysis.SeverityError, finding.ViewNonContiguous, "RuntimeError",
 				fmt.Sprintf("%s is not contiguous in memory (after a transpose/permute), so .view() fails (view size is not compatible with input tensor's size and stride); use .reshape() or call .contiguous() first", t.name),
 				0.9, []string{describe(t)},
 				[]analysis.Fix{replaceFix("Use .reshape()", rr, "reshape", true),
@@ -507,7 +508,7 @@ func tensorMethod(c *checker, k *callInfo, t *val) (*val, bool) {
 		if k.has(-1, "dim") {
 			if ax, ok := constInt(k.kw["dim"]); ok {
 				if nd, known := t.ndim(); known && (ax >= nd || ax < -nd) {
-					c.report(k.argExpr(-1, "dim").Range, analysis.SeverityError, "axis-out-of-range", "IndexError",
+					c.report(k.argExpr(-1, "dim").Range, analysis.SeverityError, finding.AxisOutOfRange, "IndexError",
 						fmt.Sprintf("dim %d is out of range for %s, which has %d dimension(s) (Dimension out of range)", ax, t.name, nd),
 						0.95, []string{describe(t)}, nil)
 					return nil, true
@@ -535,11 +536,11 @@ func tensorMethod(c *checker, k *callInfo, t *val) (*val, bool) {
 	case "backward", "item":
 		if s, ok := t.shapeKnown(); ok && product(s) != 1 && len(k.e.Args) == 0 && len(k.e.Keywords) == 0 {
 			if k.method == "backward" {
-				c.report(k.e.Value.NameRange, analysis.SeverityError, "non-scalar", "RuntimeError",
+				c.report(k.e.Value.NameRange, analysis.SeverityError, finding.NonScalar, "RuntimeError",
 					fmt.Sprintf("%s has shape %s, and backward() without a gradient needs a single value (grad can be implicitly created only for scalar outputs); reduce it first, e.g. .mean()", t.name, shapeTuple(s)),
 					0.93, []string{describe(t)}, []analysis.Fix{replaceFix("Reduce to a scalar first", k.e.Value.NameRange, "mean().backward", false)})
 			} else {
-				c.report(k.e.Value.NameRange, analysis.SeverityError, "non-scalar", "ValueError",
+				c.report(k.e.Value.NameRange, analysis.SeverityError, finding.NonScalar, "ValueError",
 					fmt.Sprintf("%s has %d elements, and .item() needs exactly one (only one element tensors can be converted to Python scalars)", t.name, product(s)),
 					0.93, []string{describe(t)}, []analysis.Fix{replaceFix("Convert to a list", k.e.Value.NameRange, "tolist", false)})
 			}
@@ -547,7 +548,7 @@ func tensorMethod(c *checker, k *callInfo, t *val) (*val, bool) {
 		return nil, true
 	case "numpy":
 		if deviceKind(t.Device) == "cuda" {
-			c.report(k.e.Value.NameRange, analysis.SeverityError, "device-mismatch", "TypeError",
+			c.report(k.e.Value.NameRange, analysis.SeverityError, finding.DeviceMismatch, "TypeError",
 				fmt.Sprintf("%s lives on %s; .numpy() needs a CPU tensor (can't convert cuda tensor to numpy); call .cpu() first", t.name, t.Device),
 				0.93, []string{describe(t)}, []analysis.Fix{replaceFix("Move to CPU first", k.e.Value.NameRange, "cpu().numpy", true)})
 			return nil, true
@@ -582,7 +583,7 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 	// device: parameters on one device, input on another
 	if dev := firstDevice(m); dev != "" && x.Device != "" && deviceKind(dev) != deviceKind(x.Device) && hasWeights(first.Class) {
 		fix := replaceFix("Move the input to the model's device", xExpr.Range, xExpr.Text+".to("+deviceExpr(c, dev)+")", true)
-		reportModule(c, exact, xExpr.Range, 0.93, "device-mismatch", "RuntimeError",
+		reportModule(c, exact, xExpr.Range, 0.93, finding.DeviceMismatch, "RuntimeError",
 			fmt.Sprintf("%s is on %s but %s's parameters are on %s (Expected all tensors to be on the same device)", x.name, x.Device, m.name, dev),
 			[]string{describe(x), describe(m)}, []analysis.Fix{fix})
 		return nil
@@ -602,13 +603,13 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 		if strings.HasPrefix(first.Class, "Conv") {
 			detail = "Input type and bias type should be the same"
 		}
-		reportModule(c, exact, xExpr.Range, 0.95, "dtype-mismatch", "RuntimeError",
+		reportModule(c, exact, xExpr.Range, 0.95, finding.DtypeMismatch, "RuntimeError",
 			fmt.Sprintf("%s has dtype %s but %s's weights are %s (%s)", x.name, tdtype(x.Dtype), m.name, tdtype(mdt), detail),
 			[]string{describe(x), describe(m)}, fixes)
 		return nil
 	}
 	if first.Class == "Embedding" && x.Dtype != "" && isFloatT(x.Dtype) {
-		reportModule(c, exact, xExpr.Range, 0.9, "dtype-mismatch", "RuntimeError",
+		reportModule(c, exact, xExpr.Range, 0.9, finding.DtypeMismatch, "RuntimeError",
 			fmt.Sprintf("%s has dtype %s, but an Embedding takes integer indices (Long or Int)", x.name, tdtype(x.Dtype)),
 			[]string{describe(x), describe(m)}, []analysis.Fix{replaceFix("Convert indices with .long()", xExpr.Range, xExpr.Text+".long()", true)})
 		return nil
@@ -647,7 +648,7 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 					where = fmt.Sprintf("layer %d (%s)", i, l.Class)
 					got = fmt.Sprintf("the layers before it produce %d (input %s of shape %s)", last, x.name, shapeTuple(x.Shape))
 				}
-				reportModule(c, exact, xExpr.Range, 0.96, "linear-in-features", "RuntimeError",
+				reportModule(c, exact, xExpr.Range, 0.96, finding.LinearInFeatures, "RuntimeError",
 					fmt.Sprintf("%s expects %d input features at %s, but %s: mat1 and mat2 shapes cannot be multiplied (%dx%d and %dx%s)",
 						m.name, *l.InFeatures, where, got, rows, last, *l.InFeatures, out),
 					[]string{describe(x), describe(m)}, layerArgFix(m, i, 0, "in_features", last))
@@ -679,7 +680,7 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 					hint = "; the channels look last: move them to dimension 1 with " + perm
 					fixes = []analysis.Fix{replaceFix("Move the channels first with "+perm, xExpr.Range, xExpr.Text+perm, true)}
 				}
-				reportModule(c, exact, xExpr.Range, 0.95, "conv-in-channels", "RuntimeError",
+				reportModule(c, exact, xExpr.Range, 0.95, finding.ConvInChannels, "RuntimeError",
 					fmt.Sprintf("%s's %s expects %d input channels, but %s has %d at dimension %d (shape %s)%s",
 						m.name, l.Class, *l.InChannels, x.name, ch, len(shape)-spatial-1, shapeTuple(x.Shape), hint),
 					[]string{describe(x), describe(m)}, fixes)
@@ -695,7 +696,7 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 			}
 			last := shape[len(shape)-1]
 			if l.InFeatures != nil && last >= 0 && last != *l.InFeatures && (exact || !mayReshapeTo(x.Shape, *l.InFeatures)) {
-				reportModule(c, exact, xExpr.Range, 0.95, "linear-in-features", "RuntimeError",
+				reportModule(c, exact, xExpr.Range, 0.95, finding.LinearInFeatures, "RuntimeError",
 					fmt.Sprintf("%s's %s has input_size %d, but %s's last dimension is %d (input.size(-1) must be equal to input_size. Expected %d, got %d)",
 						m.name, l.Class, *l.InFeatures, x.name, last, *l.InFeatures, last),
 					[]string{describe(x), describe(m)}, layerArgFix(m, i, 0, "input_size", last))
@@ -703,7 +704,7 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 			return nil
 		case l.Class == "Embedding":
 			if i == 0 && l.NumEmbedding != nil && x.Max != nil && *x.Max >= float64(*l.NumEmbedding) {
-				reportModule(c, exact, xExpr.Range, 0.95, "index-out-of-range", "IndexError",
+				reportModule(c, exact, xExpr.Range, 0.95, finding.IndexOutOfRange, "IndexError",
 					fmt.Sprintf("%s holds index %g, but %s's Embedding has only %d rows (index out of range in self); raise num_embeddings or re-encode the indices", x.name, *x.Max, m.name, *l.NumEmbedding),
 					[]string{describe(x) + fmt.Sprintf(", max %g", *x.Max), describe(m)}, nil)
 				return nil
@@ -714,7 +715,7 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 			shape = append(shape, *l.EmbeddingDim)
 		case (l.Class == "BatchNorm1d" || l.Class == "BatchNorm2d") && l.InFeatures != nil && len(shape) >= 2:
 			if shape[1] >= 0 && shape[1] != *l.InFeatures {
-				reportModule(c, exact, xExpr.Range, 0.93, "linear-in-features", "RuntimeError",
+				reportModule(c, exact, xExpr.Range, 0.93, finding.LinearInFeatures, "RuntimeError",
 					fmt.Sprintf("%s's %s at layer %d normalises %d features, but it receives %d (running_mean should contain %d elements not %d)",
 						m.name, l.Class, i, *l.InFeatures, shape[1], shape[1], *l.InFeatures),
 					[]string{describe(x), describe(m)}, layerArgFix(m, i, 0, "num_features", shape[1]))
@@ -858,7 +859,7 @@ func reportDevice(c *checker, r analysis.Range, a, b *val, bExpr *analysis.Expr)
 	if bExpr != nil {
 		fixes = append(fixes, replaceFix("Move "+b.name+" to "+a.Device, bExpr.Range, bExpr.Text+".to("+deviceExpr(c, a.Device)+")", true))
 	}
-	c.report(r, analysis.SeverityError, "device-mismatch", "RuntimeError",
+	c.report(r, analysis.SeverityError, finding.DeviceMismatch, "RuntimeError",
 		fmt.Sprintf("%s is on %s and %s is on %s (Expected all tensors to be on the same device)", a.name, a.Device, b.name, b.Device),
 		0.93, []string{describe(a), describe(b)}, fixes)
 }
@@ -876,7 +877,7 @@ func checkLoss(c *checker, k *callInfo, class string, input, target *val, tExpr 
 	case "CrossEntropyLoss", "NLLLoss":
 		if input != nil && input.Kind == facts.KindTensor && len(input.Shape) >= 1 && len(target.Shape) >= 1 &&
 			input.Shape[0] >= 0 && target.Shape[0] >= 0 && input.Shape[0] != target.Shape[0] && len(input.Shape) >= 2 {
-			c.report(tExpr.Range, analysis.SeverityError, "loss-target", "ValueError",
+			c.report(tExpr.Range, analysis.SeverityError, finding.LossTarget, "ValueError",
 				fmt.Sprintf("the batch sizes differ: %s has %d rows but the target %s has %d (Expected input batch_size (%d) to match target batch_size (%d))",
 					input.name, input.Shape[0], target.name, target.Shape[0], input.Shape[0], target.Shape[0]),
 				0.95, ev, nil)
@@ -887,7 +888,7 @@ func checkLoss(c *checker, k *callInfo, class string, input, target *val, tExpr 
 			if target.Shape[1] == 1 {
 				fixes = append(fixes, replaceFix("Drop the extra dimension with .squeeze(1)", tExpr.Range, tExpr.Text+".squeeze(1)", true))
 			}
-			c.report(tExpr.Range, analysis.SeverityError, "loss-target", "RuntimeError",
+			c.report(tExpr.Range, analysis.SeverityError, finding.LossTarget, "RuntimeError",
 				fmt.Sprintf("%s takes one class index per sample (a 1-D target of shape (%d,)) for a 2-D input, but %s has shape %s (0D or 1D target tensor expected, multi-target not supported)",
 					class, input.Shape[0], target.name, shapeTuple(target.Shape)),
 				0.95, ev, fixes)
@@ -904,12 +905,12 @@ func checkLoss(c *checker, k *callInfo, class string, input, target *val, tExpr 
 		if found == "" {
 			return
 		}
-		c.report(tExpr.Range, analysis.SeverityError, "loss-target", "RuntimeError",
+		c.report(tExpr.Range, analysis.SeverityError, finding.LossTarget, "RuntimeError",
 			fmt.Sprintf("%s needs class indices of dtype torch.int64 as target, but %s is %s (expected scalar type Long but found %s)", class, target.name, tdtype(target.Dtype), found),
 			0.95, ev, []analysis.Fix{replaceFix("Convert the target with .long()", tExpr.Range, tExpr.Text+".long()", true)})
 	case "BCELoss", "BCEWithLogitsLoss":
 		if target.Dtype != "" && !isFloatT(target.Dtype) {
-			c.report(tExpr.Range, analysis.SeverityError, "loss-target", "RuntimeError",
+			c.report(tExpr.Range, analysis.SeverityError, finding.LossTarget, "RuntimeError",
 				fmt.Sprintf("%s needs a float target, but %s is %s (Found dtype Long but expected Float)", class, target.name, tdtype(target.Dtype)),
 				0.93, ev, []analysis.Fix{replaceFix("Convert the target with .float()", tExpr.Range, tExpr.Text+".float()", true)})
 			return
@@ -917,7 +918,7 @@ func checkLoss(c *checker, k *callInfo, class string, input, target *val, tExpr 
 		if input != nil && input.Kind == facts.KindTensor {
 			if a, ok1 := input.shapeKnown(); ok1 {
 				if b, ok2 := target.shapeKnown(); ok2 && !equalInts(a, b) {
-					c.report(tExpr.Range, analysis.SeverityError, "loss-target", "ValueError",
+					c.report(tExpr.Range, analysis.SeverityError, finding.LossTarget, "ValueError",
 						fmt.Sprintf("%s needs the target shape to equal the input shape, but %s is %s and %s is %s", class, input.name, shapeTuple(a), target.name, shapeTuple(b)),
 						0.93, ev, nil)
 				}
