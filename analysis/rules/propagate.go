@@ -732,7 +732,7 @@ func (c *checker) visit(e *analysis.Expr) *val {
 		case e.Name != "" && e.Value != nil: // walrus
 			v = c.visit(e.Value)
 			c.bindName(e.Name, v)
-		case len(e.Args) == 3 && strings.Contains(e.Text, " if ") && strings.Contains(e.Text, " else "):
+		case e.Node == "conditional_expression" && len(e.Args) == 3:
 			// `a if cond else b`: only one branch runs
 			c.visit(e.Args[1])
 			c.guarded++
