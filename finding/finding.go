@@ -75,7 +75,8 @@ type Finding struct {
 	Cell     string   `json:"cell"`
 	Source   Source   `json:"source"`
 	Severity Severity `json:"severity"`
-	// Code is a stable short identifier: "undefined-name", "missing-column", ...
+	// Code is a stable short identifier ("undefined-name", "missing-column"): one of the
+	// codes registered in codes.go, or a shadow run's exception in kebab case (ShadowCodes).
 	Code string `json:"code"`
 	// Exception is the Python exception the cell would raise ("KeyError"), if any.
 	Exception string `json:"exception,omitempty"`
