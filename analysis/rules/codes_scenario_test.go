@@ -16,9 +16,13 @@ import (
 func TestEveryCodeHasScenarios(t *testing.T) {
 	scenarios := map[string][]string{}
 	for _, path := range scenarioFiles(t) {
+		sc := parseScenario(t, path)
+		if sc.facts == nil {
+			continue // TestScenarios skips it, so it shows nothing yet
+		}
 		name := strings.TrimSuffix(filepath.Base(path), ".txtar")
 		scenarios[name] = []string{}
-		for _, w := range parseScenario(t, path).want {
+		for _, w := range sc.want {
 			scenarios[name] = append(scenarios[name], w.code)
 		}
 	}
