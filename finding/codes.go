@@ -315,8 +315,10 @@ var Registry = []Rule{
 	{
 		Code: MissingAttribute, Layers: rulesLayer, Exceptions: []string{"AttributeError"},
 		Summary: "an attribute the object does not have",
-		Doc: "The kernel lists the object's attributes (or the library version's, for methods " +
-			"removed such as DataFrame.append in pandas 2); a close name is offered as a fix.",
+		Doc: "The inspector found the attribute chain missing (`df.sort`, removed from pandas; " +
+			"`model.predict_classes` on a scikit-learn model), or the attribute is not among the " +
+			"object's attributes as the kernel lists them or as the tables of known pandas, " +
+			"numpy and torch attributes have them. A close name is offered as a fix.",
 	},
 	{
 		Code: MissingColumn, Layers: rulesLayer, Exceptions: []string{"KeyError", "AttributeError"},
