@@ -276,7 +276,8 @@ var Registry = []Rule{
 		Summary: "a library call gets a parameter value it rejects",
 		Doc: "A parameter combination the library refuses at fit or call time: a " +
 			"LogisticRegression penalty its solver does not support, statsmodels' qqplot " +
-			"`line` given a number. The fix names a value that works.",
+			"`line` given a number. The message names a value that works; qqplot's line gets " +
+			"the quoted value as a fix.",
 	},
 	{
 		Code: LenOfScalar, Layers: rulesLayer, Exceptions: []string{"TypeError"},
