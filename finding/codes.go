@@ -296,9 +296,9 @@ var Registry = []Rule{
 		Summary: "a Linear (or BatchNorm, LSTM) layer's input size differs from the data's",
 		Doc: "The first layer that fixes a feature size (`in_features`, `num_features`, " +
 			"`input_size`) does not match the last dimension of the input, or a later layer of " +
-			"a Sequential does not match the one before. The fix changes the layer's size to " +
-			"the data's, in the cell that builds the model when it is known. Inside a custom " +
-			"module with its own forward() the finding is an information hint.",
+			"a Sequential does not match the one before. When the cell builds the layer with a " +
+			"constant size, the fix sets it to the data's. Inside a custom module with its own " +
+			"forward() the finding is an information hint.",
 	},
 	{
 		Code: LossTarget, Layers: rulesLayer, Exceptions: []string{"RuntimeError", "ValueError"},
@@ -395,8 +395,8 @@ var Registry = []Rule{
 		Summary: "an estimator is used before it is fitted",
 		Doc: "predict, transform or score on an estimator the kernel reports unfitted (and the cell " +
 			"does not fit first) raises NotFittedError; reading a fitted attribute such as " +
-			"`coef_` raises AttributeError. The fix fits it on the training data the notebook " +
-			"uses.",
+			"`coef_` raises AttributeError. When the notebook's training data is known (X_train " +
+			"and y_train, or X and y, of one length), the fix fits the estimator first.",
 	},
 	{
 		Code: NotIterable, Layers: rulesLayer, Exceptions: []string{"TypeError"},
