@@ -39,6 +39,9 @@ func Markdown() []byte {
 			}
 			fmt.Fprintf(&b, "\n### %s\n\n%s.\n\n%s\n\n", r.Code, upperFirst(r.Summary), r.Doc)
 			fmt.Fprintf(&b, "Layers: %s. Exceptions: %s.\n", layerList(r.Layers), exceptionList(r.Exceptions))
+			if r.NoScenario != "" {
+				fmt.Fprintf(&b, "No scenario shows it: %s.\n", r.NoScenario)
+			}
 		}
 	}
 	return b.Bytes()
