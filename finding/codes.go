@@ -496,14 +496,14 @@ var Registry = []Rule{
 		Doc: "Information: the shadow run timed out, was refused by the sandbox, needed the " +
 			"network, or was cut short; the message gives the reason. It predicts nothing.",
 		NoScenario: "emitted by the editor (lsp) from a shadow run's outcome, never from a " +
-			"cell's text and facts; lsp's runtime tests cover it",
+			"cell's text and facts; lsp's shadow tests cover it",
 	},
 	{
 		Code: LLMPredictedCrash, Layers: llmLayer,
 		Summary: "the configured LLM predicts a crash",
 		Doc: "A warning from the LLM layer (CRANE-LLM), with the model's explanation and, when " +
 			"it gave one, a fix; only sent when an endpoint is configured.",
-		NoScenario: "emitted only from a model's answer; llm's tests cover it with recorded " +
-			"answers",
+		NoScenario: "emitted only from a model's answer (llm.Verdict.Findings), which llm's " +
+			"tests cover with fixed answers",
 	},
 }
