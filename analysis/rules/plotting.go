@@ -10,8 +10,9 @@ import (
 	"github.com/premortem/premortem/finding"
 )
 
-// This file: plotting. plt.imshow of arrays that are not images (channels first, 0-D), and
-// seaborn 0.12+ plotting functions given positional data arguments.
+// This file: plotting. plt.imshow of arrays that are not images (channels first, 0-D),
+// seaborn 0.12+ plotting functions given positional data arguments or only a categorical
+// axis, and statsmodels' qqplot given a number as its line option.
 
 // plotCall handles matplotlib and seaborn calls.
 func plotCall(c *checker, k *callInfo) (*val, bool) {
