@@ -219,6 +219,9 @@ func (c *converter) convert(n *node) *Expr {
 	case "keyword_argument":
 		return c.expr(n.child("value"))
 	}
+	if e.Kind == ExprOther {
+		e.Node = n.typ
+	}
 	return e
 }
 

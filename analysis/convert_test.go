@@ -147,10 +147,33 @@ func TestExprs(t *testing.T) {
 	}
 	// NameRange of an attribute is the part after the dot.
 	e := ParseCell("df.Age").Statements[0].Value
-	if e.NameRange != (Range{Position{0, 3}, Position{0, 6}}) || e.Text != "df.Age" {
+	if e.NameRange != (Range{Start: Position{Line: 0, Character: 3}, End: Position{Line: 0, Character: 6}}) || e.Text != "df.Age" {
 		t.Errorf("attribute = %+v", e)
 	}
 	if c, ok := e.Chain(); !ok || c != "df.Age" {
 		t.Errorf("Chain = %q, %v", c, ok)
+	}
+}
+
+// TestExprNode: an ExprOther carries its tree-sitter node type, so a conditional expression
+// is known as one however it is written; other kinds leave Node empty.
+func TestExprNode(t *testing.T) {
+	for _, tt := range []struct {
+		src, node string
+		args      int
+	}{
+		{"a if c else b", "conditional_expression", 3},
+		{"(a\nif c\nelse b)", "conditional_expression", 3},
+		{"a if(c)else b", "conditional_expression", 3},
+		{"f(' if ', ' else ')", "", 2},
+		{"yield x", "yield", 0},
+	} {
+		e := ParseCell(tt.src).Statements[0].Value
+		for e.Kind == ExprTuple && len(e.Args) == 1 { // parenthesised
+			e = e.Args[0]
+		}
+		if e.Node != tt.node || len(e.Args) != tt.args {
+			t.Errorf("%q: Node %q with %d args, want %q with %d", tt.src, e.Node, len(e.Args), tt.node, tt.args)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/notebook"
 )
 
@@ -47,12 +48,13 @@ type Result struct {
 	Flow *Flow
 }
 
-// Finding codes of the static layer.
+// Finding codes of the static layer, registered (and documented) in package finding. New
+// code should use the finding constants; these remain for the callers that predate them.
 const (
-	CodeUndefinedName    = "undefined-name"
-	CodeNotRunDefinition = "not-run-definition"
-	CodeStaleDefinition  = "stale-definition"
-	CodeSyntaxError      = "syntax-error"
+	CodeUndefinedName    = finding.UndefinedName
+	CodeNotRunDefinition = finding.NotRunDefinition
+	CodeStaleDefinition  = finding.StaleDefinition
+	CodeSyntaxError      = finding.SyntaxError
 )
 
 // Analyzer analyses notebooks, keeping parsed cells and the last pass between passes, so

@@ -1,8 +1,10 @@
 // Package analysis understands notebook cells without running them: per-cell facts from
 // tree-sitter Python (definitions, free names, attribute chains, constant subscripts, calls,
-// magics, side effects), dataflow across cells in execution order, and the findings model
-// every layer reports in. It does no I/O and knows nothing of LSP or kernels; runtime facts
-// arrive as package facts values.
+// magics, side effects), dataflow across cells in execution order, and the static findings.
+// The findings model every layer reports in lives in the leaf package finding, with the
+// registry of finding codes; analysis re-exports its types as aliases (Finding, Range...)
+// for the callers that predate it. It does no I/O and knows nothing of LSP or kernels;
+// runtime facts arrive as package facts values.
 //
 // # Cells
 //
@@ -64,6 +66,9 @@
 // The carets give the range on the line above (their byte columns in the ASCII marker line
 // are the UTF-16 columns of the range; a marker starting with ^ marks column 0), then the
 // code, the severity and a substring of the message. Marker lines are removed from the cell
-// before analysis. The findings of the notebook must match its markers exactly, and every
-// finding must carry a source, a message and evidence.
+// before analysis (internal/testkit/markers parses them, for the rules scenarios too). The
+// findings of the notebook must match its markers exactly, every finding must carry a
+// source, a message and evidence, and its code must be registered for the static layer.
+// Every static code is expected by some scenario NAME.txtar whose twin NAME_ok.txtar, the
+// nearby correct notebook, does not produce it (TestEveryStaticCodeHasScenarios).
 package analysis

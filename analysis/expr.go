@@ -47,6 +47,11 @@ type Expr struct {
 	Const any
 	// Starred is true for *args elements.
 	Starred bool
+	// Node is the tree-sitter node type of an ExprOther ("conditional_expression" for
+	// `a if cond else b`, whose Args are then [a, cond, b]); empty for the other kinds and
+	// for masked IPython syntax. Rules test it rather than searching Text, which a string
+	// literal or a line break can fool.
+	Node string
 }
 
 // Keyword is one keyword argument.

@@ -129,7 +129,7 @@ func TestParseCellAccesses(t *testing.T) {
 	if got := f.Subscripts[1].Index; got.Kind != ExprTuple || got.Args[0].Kind != ExprSlice || got.Args[1].Const != int64(3) {
 		t.Errorf("X[:, 3] index = %+v", got)
 	}
-	if got := f.Subscripts[2].KeyRanges[0]; got != (Range{Position{3, 7}, Position{3, 12}}) {
+	if got := f.Subscripts[2].KeyRanges[0]; got != (Range{Start: Position{Line: 3, Character: 7}, End: Position{Line: 3, Character: 12}}) {
 		t.Errorf("key range = %v", got)
 	}
 	var calls []string

@@ -1,92 +1,44 @@
 package analysis
 
-// Source names the layer that produced a finding, so the user sees how sure it is.
-type Source string
+import "github.com/premortem/premortem/finding"
 
-// The four layers, cheapest first.
+// The findings model lives in package finding, a leaf package every layer can import.
+// These aliases keep the callers written before it compiling; new code should use package
+// finding directly.
+
+// Source names the layer that produced a finding. New code should use finding.Source.
+type Source = finding.Source
+
+// Severity of a finding. New code should use finding.Severity.
+type Severity = finding.Severity
+
+// Position is a place in one cell. New code should use finding.Position.
+type Position = finding.Position
+
+// Range is a half-open span in one cell. New code should use finding.Range.
+type Range = finding.Range
+
+// Edit replaces a range in a cell. New code should use finding.Edit.
+type Edit = finding.Edit
+
+// Fix is an edit the user may apply. New code should use finding.Fix.
+type Fix = finding.Fix
+
+// Finding is one predicted problem in one cell. New code should use finding.Finding.
+type Finding = finding.Finding
+
+// The four layers, cheapest first. New code should use the finding.Source* constants.
 const (
-	SourceStatic Source = "static"
-	SourceRules  Source = "rules"
-	SourceShadow Source = "shadow"
-	SourceLLM    Source = "llm"
+	SourceStatic = finding.SourceStatic
+	SourceRules  = finding.SourceRules
+	SourceShadow = finding.SourceShadow
+	SourceLLM    = finding.SourceLLM
 )
 
-// Severity of a finding. Error means the cell will certainly crash.
-type Severity string
-
-// Severities, as in LSP.
+// Severities, as in LSP. New code should use the finding.Severity* constants.
 const (
-	SeverityError   Severity = "error"
-	SeverityWarning Severity = "warning"
-	SeverityInfo    Severity = "info"
-	SeverityHint    Severity = "hint"
+	SeverityError   = finding.SeverityError
+	SeverityWarning = finding.SeverityWarning
+	SeverityInfo    = finding.SeverityInfo
+	SeverityHint    = finding.SeverityHint
 )
-
-// Position is a place in one cell: 0-based line and 0-based UTF-16 code unit column, as
-// LSP counts. The JSON contract of `premortem check` is 1-based; convert at the edge.
-type Position struct {
-	Line      int `json:"line"`
-	Character int `json:"character"`
-}
-
-// Range is a half-open span in one cell.
-type Range struct {
-	Start Position `json:"start"`
-	End   Position `json:"end"`
-}
-
-// Contains reports whether p lies within r (end inclusive, so a cursor right after a name
-// still hovers it).
-func (r Range) Contains(p Position) bool {
-	return !p.Before(r.Start) && !r.End.Before(p)
-}
-
-// Before reports whether p comes strictly before q.
-func (p Position) Before(q Position) bool {
-	return p.Line < q.Line || (p.Line == q.Line && p.Character < q.Character)
-}
-
-// Edit replaces Range in a cell with NewText.
-type Edit struct {
-	// Cell is the key (notebook.Cell.ID) of the cell the edit applies to; empty means the
-	// finding's own cell. A fix edits an earlier cell when the root cause is there (the
-	// class whose Linear layer has the wrong in_features).
-	Cell    string `json:"cell,omitempty"`
-	Range   Range  `json:"range"`
-	NewText string `json:"new_text"`
-}
-
-// Fix is an edit the user may apply to the cell. premortem never applies it to the user's
-// notebook or kernel by itself (`premortem fix` writes a notebook only when asked to).
-type Fix struct {
-	Title string `json:"title"`
-	Edits []Edit `json:"edits"`
-	// Preferred marks the fix an editor offers first (LSP isPreferred).
-	Preferred bool `json:"preferred,omitempty"`
-	// Verified is true when the edited cell ran to its end without an exception in a
-	// forked copy of the kernel, against the same state (judge.VerifyFixes). Only a full
-	// run counts: a run cut short (fast dev run) never verifies a fix.
-	Verified bool `json:"verified,omitempty"`
-}
-
-// Finding is one predicted problem in one cell.
-type Finding struct {
-	// Cell is the key of the cell the finding is about (notebook.Cell.ID).
-	Cell     string   `json:"cell"`
-	Source   Source   `json:"source"`
-	Severity Severity `json:"severity"`
-	// Code is a stable short identifier: "undefined-name", "missing-column", ...
-	Code string `json:"code"`
-	// Exception is the Python exception the cell would raise ("KeyError"), if any.
-	Exception string `json:"exception,omitempty"`
-	Message   string `json:"message"`
-	Range     Range  `json:"range"`
-	// Evidence lists the facts the finding rests on, in words a user can check:
-	// "df: DataFrame 891x11, columns [...]", "x defined in cell 4, which has not run".
-	Evidence []string `json:"evidence,omitempty"`
-	Fixes    []Fix    `json:"fixes,omitempty"`
-	// Confidence in [0,1] that the cell crashes because of this finding.
-	Confidence float64 `json:"confidence,omitempty"`
-	// Explanation is a longer diagnosis (LLM layer), Markdown.
-	Explanation string `json:"explanation,omitempty"`
-}

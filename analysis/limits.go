@@ -3,6 +3,8 @@ package analysis
 import (
 	"fmt"
 	"strings"
+
+	"github.com/premortem/premortem/finding"
 )
 
 // Bounds on the work one cell may cost. Notebooks hold generated code, pasted data
@@ -53,8 +55,9 @@ type Limit struct {
 
 // Finding codes for limits.
 const (
-	// CodeNotAnalysed is the info finding on a cell, or part of one, beyond a bound.
-	CodeNotAnalysed = "not-analysed"
+	// CodeNotAnalysed is the info finding on a cell, or part of one, beyond a bound. New
+	// code should use finding.NotAnalysed.
+	CodeNotAnalysed = finding.NotAnalysed
 )
 
 // tooLargeFacts are the facts of a cell larger than MaxCellBytes: nothing is parsed.
@@ -158,10 +161,10 @@ func stringEnd(src []byte, i int) int {
 func limitFindings(cellID string, f *CellFacts) []Finding {
 	var out []Finding
 	for _, l := range f.Limits {
-		fd := Finding{Cell: cellID, Source: SourceStatic, Severity: SeverityInfo, Code: CodeNotAnalysed,
+		fd := Finding{Cell: cellID, Source: SourceStatic, Severity: SeverityInfo, Code: finding.NotAnalysed,
 			Message: l.Message, Range: l.Range, Evidence: []string{boundEvidence(l.Kind)}}
 		if l.Kind == LimitBrackets {
-			fd.Severity, fd.Code, fd.Exception, fd.Confidence = SeverityError, CodeSyntaxError, "SyntaxError", 0.95
+			fd.Severity, fd.Code, fd.Exception, fd.Confidence = SeverityError, finding.SyntaxError, "SyntaxError", 0.95
 			fd.Message = "too many nested parentheses: the cell will not run at all"
 			fd.Evidence = []string{l.Message}
 		}

@@ -4,18 +4,22 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/premortem/premortem/finding"
+	"github.com/premortem/premortem/internal/testkit/markers"
 	"github.com/premortem/premortem/notebook"
 	"golang.org/x/tools/txtar"
 )
 
 // The scenario format is described in doc.go.
 
-var markerRE = regexp.MustCompile(`^#?( *)(\^+)\s+(\S+)\s+(\S+)(?:\s+"(.*)")?\s*$`)
+// markerSyntax reads what follows the carets: the code, the severity and, quoted, a
+// substring of the message.
+var markerSyntax = markers.New(`(\S+)\s+(\S+)(?:\s+"(.*)")?\s*`)
 
 type wantFinding struct {
 	cell     int
@@ -76,21 +80,13 @@ func parseScenario(t *testing.T, path string) *scenario {
 				t.Fatalf("%s: %s: unknown key %q", path, f.Name, k)
 			}
 		}
-		var lines []string
-		for _, line := range strings.Split(strings.TrimSuffix(string(f.Data), "\n"), "\n") {
-			m := markerRE.FindStringSubmatch(line)
-			if m == nil || len(lines) == 0 {
-				lines = append(lines, line)
-				continue
-			}
-			col := strings.Index(line, "^")
-			ln := len(lines) - 1
+		text, marks := markerSyntax.Parse(string(f.Data))
+		for _, m := range marks {
 			sc.want = append(sc.want, wantFinding{
-				cell: index, code: m[3], severity: Severity(m[4]), message: m[5],
-				rng: Range{Position{ln, col}, Position{ln, col + len(m[2])}},
+				cell: index, code: m.Groups[0], severity: Severity(m.Groups[1]), message: m.Groups[2], rng: m.Range,
 			})
 		}
-		c.Text = strings.Join(lines, "\n")
+		c.Text = text
 		sc.nb.Cells = append(sc.nb.Cells, c)
 	}
 	return sc
@@ -133,6 +129,9 @@ func check(t *testing.T, path string) {
 	for _, g := range got {
 		if g.Source != SourceStatic || g.Message == "" || len(g.Evidence) == 0 {
 			t.Errorf("finding lacks source, message or evidence: %+v", g)
+		}
+		if r, ok := finding.Lookup(g.Code); !ok || !r.Has(SourceStatic) || g.Exception != "" && !slices.Contains(r.Exceptions, g.Exception) {
+			t.Errorf("code %q (exception %q) is not registered for the static layer in finding/codes.go: %+v", g.Code, g.Exception, r)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/notebook"
 )
 
@@ -29,7 +30,7 @@ func (fl *Flow) cellFindings(c *notebook.Cell, f *CellFacts, opts Options) []Fin
 			}
 		}
 		return append([]Finding{{
-			Cell: c.ID, Source: SourceStatic, Severity: SeverityError, Code: CodeSyntaxError,
+			Cell: c.ID, Source: SourceStatic, Severity: SeverityError, Code: finding.SyntaxError,
 			Exception: "SyntaxError", Message: "invalid syntax: the cell will not run at all",
 			Range: r, Confidence: 0.9,
 			Evidence: []string{fmt.Sprintf("tree-sitter could not parse line %d", f.SyntaxErrors[0].Start.Line+1)},
@@ -124,7 +125,7 @@ func (fl *Flow) checkFunction(fc *flowCell, f *CellFacts, fn *Function, def DefS
 		evidence := []string{fmt.Sprintf("%s() (cell %d, run %d) reads '%s' on line %d",
 			fn.Name, def.Index+1, def.ExecutionOrder, r.Name, r.Range.Start.Line+1)}
 		fd := Finding{
-			Cell: fc.id, Source: SourceStatic, Code: CodeUndefinedName, Exception: "NameError", Range: at,
+			Cell: fc.id, Source: SourceStatic, Code: finding.UndefinedName, Exception: "NameError", Range: at,
 			Severity: SeverityError, Confidence: 0.8,
 			Message: fmt.Sprintf("name '%s' is not defined: %s() from cell %d reads it", r.Name, fn.Name, def.Index+1),
 		}
@@ -139,7 +140,7 @@ func (fl *Flow) checkFunction(fc *flowCell, f *CellFacts, fn *Function, def DefS
 		}
 		switch {
 		case above != nil:
-			fd.Severity, fd.Code, fd.Confidence = SeverityWarning, CodeNotRunDefinition, 0.5
+			fd.Severity, fd.Code, fd.Confidence = SeverityWarning, finding.NotRunDefinition, 0.5
 			fd.Message = fmt.Sprintf("'%s', which %s() from cell %d reads, is defined in cell %d, which has not run yet",
 				r.Name, fn.Name, def.Index+1, above.Index+1)
 			evidence = append(evidence, fmt.Sprintf("'%s' is defined in cell %d, which has not run", r.Name, above.Index+1))
@@ -175,7 +176,7 @@ func (fl *Flow) judgeUse(fc *flowCell, f *CellFacts, u Use, opts Options) (Findi
 	// Deleted earlier in this very cell.
 	if d, ok := lastDefBefore(f, name, u.Range.Start); ok && d.Kind == DefDelete && !d.Conditional {
 		return Finding{
-			Severity: SeverityError, Code: CodeUndefinedName, Exception: "NameError", Range: u.Range,
+			Severity: SeverityError, Code: finding.UndefinedName, Exception: "NameError", Range: u.Range,
 			Message:    fmt.Sprintf("name '%s' is not defined: it is deleted on line %d of this cell", name, d.Range.Start.Line+1),
 			Evidence:   []string{fmt.Sprintf("del %s on line %d", name, d.Range.Start.Line+1)},
 			Confidence: 0.95,
@@ -210,7 +211,7 @@ func (fl *Flow) judgeUse(fc *flowCell, f *CellFacts, u Use, opts Options) (Findi
 	if above != nil {
 		evidence = append(evidence, fmt.Sprintf("'%s' is defined in cell %d, which has not run", name, above.Index+1))
 		return Finding{
-			Severity: SeverityWarning, Code: CodeNotRunDefinition, Exception: "NameError", Range: u.Range,
+			Severity: SeverityWarning, Code: finding.NotRunDefinition, Exception: "NameError", Range: u.Range,
 			Message:    fmt.Sprintf("'%s' is defined in cell %d, which has not run yet%s", name, above.Index+1, where),
 			Evidence:   evidence,
 			Confidence: 0.5,
@@ -230,7 +231,7 @@ func (fl *Flow) judgeUse(fc *flowCell, f *CellFacts, u Use, opts Options) (Findi
 		evidence = append(evidence, fmt.Sprintf("no cell defines '%s'", name))
 	}
 	fd := Finding{
-		Severity: SeverityError, Code: CodeUndefinedName, Exception: "NameError", Range: u.Range,
+		Severity: SeverityError, Code: finding.UndefinedName, Exception: "NameError", Range: u.Range,
 		Message: msg, Evidence: evidence, Confidence: 0.9,
 	}
 	if opts.Namespace != nil {
@@ -271,7 +272,7 @@ func (fl *Flow) staleness(fc *flowCell, name string, u Use) (Finding, bool) {
 			pos = "above"
 		}
 		return Finding{
-			Severity: SeverityWarning, Code: CodeStaleDefinition, Range: u.Range,
+			Severity: SeverityWarning, Code: finding.StaleDefinition, Range: u.Range,
 			Message: fmt.Sprintf("'%s' comes from cell %d (run %d), %s this cell, not from cell %d just above it",
 				name, last.Index+1, last.ExecutionOrder, pos, near.Index+1),
 			Evidence: []string{
@@ -286,7 +287,7 @@ func (fl *Flow) staleness(fc *flowCell, name string, u Use) (Finding, bool) {
 		seen, ok := fl.lastBefore(name, fc.order, fc.id)
 		if ok && (seen.CellID != last.CellID || last.Kind == DefAugAssign) {
 			return Finding{
-				Severity: SeverityWarning, Code: CodeStaleDefinition, Range: u.Range,
+				Severity: SeverityWarning, Code: finding.StaleDefinition, Range: u.Range,
 				Message: fmt.Sprintf("%s was last set by cell %d (run %d), after this cell (run %d) read it",
 					name, last.Index+1, last.ExecutionOrder, fc.order),
 				Evidence: []string{

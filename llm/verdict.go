@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // Verdict is the model's answer about one target cell (the majority of Samples answers).
@@ -192,7 +193,7 @@ func (v Verdict) Findings(cellID, cellText string) []analysis.Finding {
 		Cell:        cellID,
 		Source:      analysis.SourceLLM,
 		Severity:    analysis.SeverityWarning,
-		Code:        "llm-predicted-crash",
+		Code:        finding.LLMPredictedCrash,
 		Exception:   v.Exception,
 		Message:     v.message(),
 		Range:       lineRange(lines, ln),

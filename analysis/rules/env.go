@@ -6,9 +6,14 @@
 // the facts make certain (severity error) or very likely (warning), each with the exception,
 // the exact range, the evidence and, where one is unambiguous, a quick fix.
 //
-// Rules never guess: an unknown fact keeps a rule silent. One file per library family
-// (pandas.go, sklearn.go, numpy.go, torch.go, python.go, order.go); propagate.go holds the
-// within-cell abstract state they share.
+// Rules never guess: an unknown fact keeps a rule silent. Each library family has a file
+// named after it (pandas.go, sklearn.go, numpy.go, torch.go, python.go, order.go,
+// plotting.go), split into family_part.go files when it grows (pandas_methods.go,
+// sklearn_input.go, torch_modules.go...). The within-cell abstract state they share is in
+// propagate.go (the checker and statements), assign.go (bindings and assignments),
+// visit.go (expressions), calls.go and callinfo.go (calls), value.go (what is known of a
+// value); check.go reports findings and renders evidence. Every finding code is a
+// registered constant of package finding (finding/codes.go), documented in docs/rules.md.
 package rules
 
 import (

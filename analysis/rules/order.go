@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // This file: notebook order. A cell that drops or renames a column of a kernel DataFrame it
@@ -109,7 +110,7 @@ func checkDropInLoop(c *checker, loop *analysis.Statement, iter *val) {
 		}
 		save := c.cond
 		c.cond = 0
-		c.report(labels.Range, sev, "drop-in-loop", "KeyError",
+		c.report(labels.Range, sev, finding.DropInLoop, "KeyError",
 			fmt.Sprintf("%s is dropped from %s inside the loop: the first iteration removes it, so the second raises KeyError (not found in axis); move the drop out of the loop", labels.Text, name),
 			conf, ev, nil)
 		c.cond = save
@@ -189,7 +190,7 @@ func addOverwritten(c *checker) {
 	n := len(c.findings)
 	for i := 0; i < n; i++ {
 		f := &c.findings[i]
-		if f.Exception == "" || f.Code == "overwritten-name" {
+		if f.Exception == "" || f.Code == finding.OverwrittenName {
 			continue
 		}
 		for _, e := range f.Evidence {
@@ -209,7 +210,7 @@ func addOverwritten(c *checker) {
 			warned[name] = true
 			if r, ok := firstRead(c.cf, name); ok {
 				c.findings = append(c.findings, analysis.Finding{
-					Cell: c.cellID, Source: analysis.SourceRules, Severity: analysis.SeverityWarning, Code: "overwritten-name",
+					Cell: c.cellID, Source: analysis.SourceRules, Severity: analysis.SeverityWarning, Code: finding.OverwrittenName,
 					Message: fmt.Sprintf("%s now holds what cell %d (below this one) gave it in run %d, not the value this cell expects; re-run the cell that should define %s, or rename one of the two", name, cell+1, run, name),
 					Range:   r, Evidence: []string{e, line}, Confidence: 0.8,
 				})

@@ -7,10 +7,12 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
-// This file: plotting. plt.imshow of arrays that are not images (channels first, 0-D), and
-// seaborn 0.12+ plotting functions given positional data arguments.
+// This file: plotting. plt.imshow of arrays that are not images (channels first, 0-D),
+// seaborn 0.12+ plotting functions given positional data arguments or only a categorical
+// axis, and statsmodels' qqplot given a number as its line option.
 
 // plotCall handles matplotlib and seaborn calls.
 func plotCall(c *checker, k *callInfo) (*val, bool) {
@@ -25,7 +27,7 @@ func plotCall(c *checker, k *callInfo) (*val, bool) {
 		if l := k.argExpr(-1, "line"); l != nil && l.Kind == analysis.ExprConst {
 			switch l.Const.(type) {
 			case int64, float64:
-				c.report(l.Range, analysis.SeverityError, "invalid-param", "ValueError",
+				c.report(l.Range, analysis.SeverityError, finding.InvalidParam, "ValueError",
 					fmt.Sprintf("qqplot's line takes '45', 's', 'r', 'q' or None, not the number %s (%s option for line not understood)", l.Text, l.Text),
 					0.95, []string{"statsmodels qqplot(line=...) accepts '45', 's', 'r', 'q', None"},
 					[]analysis.Fix{replaceFix("Quote it", l.Range, "'"+l.Text+"'", true)})
@@ -59,7 +61,7 @@ func checkImshow(c *checker, k *callInfo) {
 		}
 		fixes = append(fixes, replaceFix("Move the channels last", xExpr.Range, xExpr.Text+move, true))
 	}
-	c.report(xExpr.Range, analysis.SeverityError, "image-shape", "TypeError", msg, 0.95, []string{describe(x)}, fixes)
+	c.report(xExpr.Range, analysis.SeverityError, finding.ImageShape, "TypeError", msg, 0.95, []string{describe(x)}, fixes)
 }
 
 // seabornDataFirst are the seaborn functions whose only positional parameter is data
@@ -90,12 +92,12 @@ func checkSeaborn(c *checker, k *callInfo, fn string) {
 	}
 	switch {
 	case pos >= 2:
-		c.report(k.e.Range, analysis.SeverityError, "positional-args", "TypeError",
+		c.report(k.e.Range, analysis.SeverityError, finding.PositionalArgs, "TypeError",
 			fmt.Sprintf("%s() takes only data positionally in %s, but got %d positional arguments; pass x=..., y=... by keyword", fn, ver, pos),
 			0.95, []string{"seaborn version " + ver}, nil)
 	case pos == 1 && k.has(-1, "data"):
 		first := k.e.Args[0]
-		c.report(k.e.Range, analysis.SeverityError, "positional-args", "TypeError",
+		c.report(k.e.Range, analysis.SeverityError, finding.PositionalArgs, "TypeError",
 			fmt.Sprintf("%s() got multiple values for argument 'data': in %s the first positional argument is data, not x", fn, ver),
 			0.95, []string{"seaborn version " + ver},
 			[]analysis.Fix{replaceFix("Pass it as x=", first.Range, "x="+first.Text, true)})
@@ -145,7 +147,7 @@ func checkOneAxis(c *checker, k *callInfo, fn, ver string) bool {
 	if !found || !(isObjectDtype(column.Dtype) || column.Dtype == "category" || column.Dtype == "bool") {
 		return false
 	}
-	c.report(k.e.Range, analysis.SeverityError, "plot-orientation", "TypeError",
+	c.report(k.e.Range, analysis.SeverityError, finding.PlotOrientation, "TypeError",
 		fmt.Sprintf("%s() with only %s=%s plots a %s column alone, but %s needs a numeric variable there (%s orientation requires numeric `%s` variable); pass the numeric column as the other axis, or use countplot",
 			fn, axis, pyRepr(col), column.Dtype, ver, other, axis),
 		0.93, []string{describe(data), "seaborn version " + ver}, nil)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // This file: plain Python. NameError (knowing the kernel namespace), AttributeError on
@@ -100,11 +101,11 @@ func checkNames(c *checker) {
 		done[u.Name] = true
 		if inAny(u.Range, conds) {
 			c.cond++
-			c.report(u.Range, sev, "undefined-name", "NameError", msg, conf, ev, fixes)
+			c.report(u.Range, sev, finding.UndefinedName, "NameError", msg, conf, ev, fixes)
 			c.cond--
 			continue
 		}
-		c.report(u.Range, sev, "undefined-name", "NameError", msg, conf, ev, fixes)
+		c.report(u.Range, sev, finding.UndefinedName, "NameError", msg, conf, ev, fixes)
 	}
 }
 
@@ -191,7 +192,7 @@ func checkMissingAttr(c *checker, e *analysis.Expr, base *val, inspected bool) b
 		fixes = append(fixes, replaceFix("Use ."+best, e.NameRange, best, true))
 	}
 	_ = typeName
-	c.report(e.NameRange, analysis.SeverityError, "missing-attribute", "AttributeError", msg, 0.95, []string{describe(base)}, fixes)
+	c.report(e.NameRange, analysis.SeverityError, finding.MissingAttribute, "AttributeError", msg, 0.95, []string{describe(base)}, fixes)
 	return true
 }
 
@@ -279,7 +280,7 @@ func noneAttribute(c *checker, e *analysis.Expr, base *val) {
 		why = " (" + base.origin + ")"
 	}
 	msg := fmt.Sprintf("%s is None%s, so .%s fails: 'NoneType' object has no attribute '%s'", base.name, why, e.Name, e.Name)
-	c.report(e.NameRange, analysis.SeverityError, "none-attribute", "AttributeError", msg, 0.95, []string{describe(base)}, nil)
+	c.report(e.NameRange, analysis.SeverityError, finding.NoneAttribute, "AttributeError", msg, 0.95, []string{describe(base)}, nil)
 }
 
 // pythonSubscript checks dict keys and sequence indices.
@@ -307,7 +308,7 @@ func pythonSubscript(c *checker, e *analysis.Expr, base, idx *val) *val {
 			msg += fmt.Sprintf("; did you mean %s?", pyRepr(best))
 			fixes = append(fixes, replaceFix("Use key "+pyRepr(best), e.Index.Range, quoteLike(e.Index.Text, best), true))
 		}
-		c.report(e.Index.Range, analysis.SeverityError, "missing-key", "KeyError", msg, 0.95, []string{describe(base)}, fixes)
+		c.report(e.Index.Range, analysis.SeverityError, finding.MissingKey, "KeyError", msg, 0.95, []string{describe(base)}, fixes)
 	case facts.KindList, facts.KindTuple, facts.KindStr:
 		i, ok := constInt(idx)
 		if !ok {
@@ -329,7 +330,7 @@ func pythonSubscript(c *checker, e *analysis.Expr, base, idx *val) *val {
 		}
 		if i >= n || i < -n {
 			kind := map[string]string{facts.KindList: "list", facts.KindTuple: "tuple", facts.KindStr: "string"}[base.Kind]
-			c.report(e.Index.Range, analysis.SeverityError, "index-out-of-range", "IndexError",
+			c.report(e.Index.Range, analysis.SeverityError, finding.IndexOutOfRange, "IndexError",
 				fmt.Sprintf("index %d is out of range: %s has %d elements (%s index out of range)", i, base.name, n, kind),
 				0.95, []string{describe(base)}, nil)
 			return nil
@@ -380,7 +381,7 @@ func pythonCall(c *checker, k *callInfo) (*val, bool) {
 			if x.Kind == facts.KindNumpyScalar {
 				t = x.Type
 			}
-			c.report(k.e.Range, analysis.SeverityError, "len-of-scalar", "TypeError",
+			c.report(k.e.Range, analysis.SeverityError, finding.LenOfScalar, "TypeError",
 				fmt.Sprintf("%s is a single %s, not a collection, so len() fails (object of type '%s' has no len())", x.name, t, t),
 				0.95, []string{describe(x)}, nil)
 			return nil, true
@@ -396,7 +397,7 @@ func pythonCall(c *checker, k *callInfo) (*val, bool) {
 		}
 		n, ok := x.rows()
 		if x.Kind == facts.KindDataFrame || (x.Kind == facts.KindSeries && ok && n != 1) {
-			c.report(k.e.Range, analysis.SeverityError, "scalar-conversion", "TypeError",
+			c.report(k.e.Range, analysis.SeverityError, finding.ScalarConversion, "TypeError",
 				fmt.Sprintf("%s is a %s of %d values, and %s() takes one number (cannot convert the series to <class '%s'>)", x.name, kindLabel(x), n, name, name),
 				0.93, []string{describe(x)}, nil)
 			return nil, true
@@ -493,7 +494,7 @@ func notCallable(c *checker, k *callInfo) bool {
 	callee := k.e.Value
 	if callee == nil || callee.Kind != analysis.ExprAttribute || k.recv == nil {
 		if k.fn != nil && k.fn.fromKernel && plainData(k.fn.Value) && k.fn.Kind != facts.KindModule {
-			c.report(k.e.Range, analysis.SeverityError, "not-callable", "TypeError",
+			c.report(k.e.Range, analysis.SeverityError, finding.NotCallable, "TypeError",
 				fmt.Sprintf("%s is not callable ('%s' object is not callable)", k.fn.name, pyTypeName(k.fn)),
 				0.93, []string{describe(k.fn)}, nil)
 			return true
@@ -512,7 +513,7 @@ func notCallable(c *checker, k *callInfo) bool {
 		// df.shape() -> df.shape
 		fixes = append(fixes, replaceFix("Drop the call parentheses", k.e.Range, callee.Text, true))
 	}
-	c.report(k.e.Range, analysis.SeverityError, "not-callable", "TypeError",
+	c.report(k.e.Range, analysis.SeverityError, finding.NotCallable, "TypeError",
 		fmt.Sprintf("%s is a %s, not a method, so calling it fails ('%s' object is not callable)", callee.Text, typ, typ),
 		0.95, []string{describe(k.recv)}, fixes)
 	return true
@@ -541,7 +542,7 @@ func strConcat(c *checker, e *analysis.Expr, a, b *val) bool {
 	if a.Kind != facts.KindStr {
 		msg = fmt.Sprintf("%s is a %s and %s a str: %s + str is a TypeError", otherExpr.Text, t, e.Args[1].Text, t)
 	}
-	c.report(e.Range, analysis.SeverityError, "str-concat", "TypeError", msg, 0.95, []string{describe(other)},
+	c.report(e.Range, analysis.SeverityError, finding.StrConcat, "TypeError", msg, 0.95, []string{describe(other)},
 		[]analysis.Fix{replaceFix("Convert with str()", otherExpr.Range, "str("+otherExpr.Text+")", true)})
 	return true
 }

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +12,8 @@ import (
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/analysis/rules"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
+	"github.com/premortem/premortem/internal/testkit/markers"
 	"golang.org/x/tools/txtar"
 )
 
@@ -33,7 +35,9 @@ import (
 // A fix="..." expectation is compared with the first edit of the preferred fix (or of the
 // first fix when none is preferred); `nofix` expects a finding without fixes.
 
-var markerRE = regexp.MustCompile(`^#?( *)(\^+)\s+(\S+)\s+(\S+)\s+(\S+)(?:\s+fix=(".*")|\s+(nofix))?\s*$`)
+// markerSyntax reads what follows the carets: code, severity, exception, then fix="..."
+// or nofix.
+var markerSyntax = markers.New(`(\S+)\s+(\S+)\s+(\S+)(?:\s+fix=(".*")|\s+(nofix))?\s*`)
 
 type want struct {
 	rng       analysis.Range
@@ -92,31 +96,23 @@ func parseScenario(t *testing.T, path string) *scenario {
 		switch f.Name {
 		case "cell.py":
 			haveCell = true
-			var lines []string
-			for _, line := range strings.Split(strings.TrimSuffix(string(f.Data), "\n"), "\n") {
-				m := markerRE.FindStringSubmatch(line)
-				if m == nil || len(lines) == 0 {
-					lines = append(lines, line)
-					continue
-				}
-				col := strings.Index(line, "^")
-				ln := len(lines) - 1
-				w := want{code: m[3], severity: analysis.Severity(m[4]), exception: m[5],
-					rng: analysis.Range{Start: analysis.Position{Line: ln, Character: col}, End: analysis.Position{Line: ln, Character: col + len(m[2])}}}
-				if m[6] != "" {
-					s, err := strconv.Unquote(m[6])
+			text, marks := markerSyntax.Parse(string(f.Data))
+			for _, m := range marks {
+				w := want{code: m.Groups[0], severity: analysis.Severity(m.Groups[1]), exception: m.Groups[2], rng: m.Range}
+				if m.Groups[3] != "" {
+					s, err := strconv.Unquote(m.Groups[3])
 					if err != nil {
-						t.Fatalf("%s: bad fix %s: %v", path, m[6], err)
+						t.Fatalf("%s: bad fix %s: %v", path, m.Groups[3], err)
 					}
 					w.fix = &s
 				}
-				w.noFix = m[7] != ""
+				w.noFix = m.Groups[4] != ""
 				if w.exception == "-" {
 					w.exception = ""
 				}
 				sc.want = append(sc.want, w)
 			}
-			sc.cell = strings.Join(lines, "\n")
+			sc.cell = text
 		case "facts.json":
 			sc.facts = &facts.Inspection{}
 			if err := json.Unmarshal(f.Data, sc.facts); err != nil {
@@ -189,6 +185,22 @@ func compare(t *testing.T, sc *scenario, got []analysis.Finding) {
 		if g.Source != analysis.SourceRules || g.Message == "" || len(g.Evidence) == 0 || g.Confidence <= 0 || g.Cell != "cell" {
 			t.Errorf("%s: finding lacks source, message, evidence, confidence or cell: %+v", sc.path, g)
 		}
+		checkRegistered(t, sc.path, g)
+	}
+}
+
+// checkRegistered fails a finding whose code is not registered for the rules layer, or
+// whose exception is not one the registry says the code predicts.
+func checkRegistered(t *testing.T, path string, g analysis.Finding) {
+	t.Helper()
+	r, ok := finding.Lookup(g.Code)
+	switch {
+	case !ok:
+		t.Errorf("%s: code %q is not registered in finding/codes.go", path, g.Code)
+	case !r.Has(g.Source):
+		t.Errorf("%s: code %s is registered for %v, not for the %s layer", path, g.Code, r.Layers, g.Source)
+	case g.Exception != "" && !slices.Contains(r.Exceptions, g.Exception):
+		t.Errorf("%s: code %s predicts %s, which its registry entry does not list (%v)", path, g.Code, g.Exception, r.Exceptions)
 	}
 }
 

@@ -1,0 +1,3 @@
+package finding
+
+//go:generate go run ./gendoc ../docs/rules.md
