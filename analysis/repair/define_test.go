@@ -70,6 +70,56 @@ func TestNameCandidates(t *testing.T) {
 			in.Unran = unran(2, "out = df.to_csv('out.csv')")
 			return in
 		}(), "", ""},
+		{"returned by a method of an instance the history built", func() Input {
+			in := input("import seaborn as sns\nfor col in numvars:\n    print(col)\n", "NameError", "name 'numvars' is not defined", 1, names("pp", "DataLoader")...)
+			in.History = hist("class DataLoader:\n    def __init__(self):\n        self.train = 1\n    def variables(self):\n        self.numvars = [1]\n        self.catvars = [2]\n        return (self.numvars, self.catvars)", "pp = DataLoader()")
+			return in
+		}(), "import seaborn as sns\nnumvars, catvars = pp.variables()\nfor col in numvars:\n    print(col)\n", "Define numvars from pp.variables(), which returns it (cell 1): `numvars, catvars = pp.variables()`"},
+		{"returned by a function whose parameter nothing supplies", func() Input {
+			in := input("multiplicative_model\n", "NameError", "name 'multiplicative_model' is not defined", 0, names("data", "decompose")...)
+			in.History = hist("def decompose(data, column_name):\n    multiplicative_model = f(data[column_name])\n    return multiplicative_model, 2")
+			return in
+		}(), "", ""},
+		{"returned by a function whose parameters the kernel holds", func() Input {
+			in := input("print(m)\n", "NameError", "name 'm' is not defined", 0, names("data", "build", "other")...)
+			in.History = hist("def build(data, scale=2):\n    m = data * scale\n    return m, other")
+			return in
+		}(), "m = build(data)[0]\nprint(m)\n", ""},
+		{"predictions of the fitted model", func() Input {
+			model := facts.Value{Name: "model", Exists: true, Kind: facts.KindEstimator, Estimator: &facts.Estimator{Class: "DecisionTreeRegressor", Fitted: true, NFeaturesIn: intp(3), Methods: []string{"predict"}}}
+			in := input("from sklearn.metrics import mean_absolute_error\nmae = mean_absolute_error(y_test, y_pred)\n", "NameError", "name 'y_pred' is not defined", 1,
+				model, facts.Value{Name: "X_test", Exists: true, Shape: []int{20, 3}}, facts.Value{Name: "y_test", Exists: true})
+			in.History = hist("model = DecisionTreeRegressor()", "model.fit(X_train, y_train)")
+			return in
+		}(), "from sklearn.metrics import mean_absolute_error\ny_pred = model.predict(X_test)\nmae = mean_absolute_error(y_test, y_pred)\n", "Define y_pred as model's predictions on X_test: `y_pred = model.predict(X_test)`"},
+		{"predictions, but no model is fitted", func() Input {
+			model := facts.Value{Name: "model", Exists: true, Kind: facts.KindEstimator, Estimator: &facts.Estimator{Class: "DecisionTreeRegressor", Methods: []string{"predict"}}}
+			return input("mae = mean_absolute_error(y_test, y_pred)\n", "NameError", "name 'y_pred' is not defined", 0, model, facts.Value{Name: "X_test", Exists: true})
+		}(), "", ""},
+		{"predictions, the model's width does not fit the split", func() Input {
+			model := facts.Value{Name: "model", Exists: true, Kind: facts.KindEstimator, Estimator: &facts.Estimator{Fitted: true, NFeaturesIn: intp(4), Methods: []string{"predict"}}}
+			return input("mae = mean_absolute_error(y_test, y_pred)\n", "NameError", "name 'y_pred' is not defined", 0, model, facts.Value{Name: "X_test", Exists: true, Shape: []int{20, 3}})
+		}(), "", ""},
+		{"a model overwritten by a later cell", func() Input {
+			in := input("preds = model.predict(X_test)\n", "AttributeError", "'MinMaxScaler' object has no attribute 'predict'", 0, names("model", "X_test", "X_train")...)
+			in.History = hist("model = RandomForestRegressor().fit(X_train, y_train)", "model = MinMaxScaler().fit(X_train)\nX_train_mm = model.transform(X_train)  # model: scaled")
+			return in
+		}(), "c1:scaler = MinMaxScaler().fit(X_train)\nX_train_mm = scaler.transform(X_train)  # model: scaled", "Name cell 2's MinMaxScaler scaler, so model stays what cell 1 bound (run both again)"},
+		{"an overwritten model a later cell reads as the new object", func() Input {
+			in := input("preds = model.predict(X_test)\n", "AttributeError", "'MinMaxScaler' object has no attribute 'predict'", 0, names("model", "X_test", "X_train")...)
+			in.History = hist("model = RandomForestRegressor().fit(X_train, y_train)", "model = MinMaxScaler().fit(X_train)", "X_train_mm = model.transform(X_train)")
+			return in
+		}(), "", ""},
+		{"a deletion run twice", func() Input {
+			in := input("del df[\"Id\"]\ndf.shape\n", "KeyError", "'Id'", 0, names("df")...)
+			in.History = hist("df = pd.read_csv('h.csv')", "del df[\"Id\"]\ndf.shape")
+			return in
+		}(), "if \"Id\" in df:\n    del df[\"Id\"]\ndf.shape\n", "Delete df[\"Id\"] only while it is there (cell 2 already deleted it)"},
+		{"a deletion of a key that never was", func() Input {
+			in := input("del df[\"Id\"]\n", "KeyError", "'Id'", 0, frame("df", "Price"))
+			in.History = hist("df = pd.read_csv('h.csv')")
+			return in
+		}(), "", ""},
 		{"no cell binds it", input("print(frobnicate(1))\n", "NameError", "name 'frobnicate' is not defined", 0, names("df")...), "", ""},
 	}
 	for _, tc := range tests {
