@@ -115,6 +115,11 @@ func TestNameCandidates(t *testing.T) {
 			in.History = hist("df = pd.read_csv('h.csv')", "del df[\"Id\"]\ndf.shape")
 			return in
 		}(), "if \"Id\" in df:\n    del df[\"Id\"]\ndf.shape\n", "Delete df[\"Id\"] only while it is there (cell 2 already deleted it)"},
+		{"a deletion is not pointed at another key", func() Input {
+			in := input("del d['b']\n", "KeyError", "'b'", 0, facts.Value{Name: "d", Exists: true, Kind: "dict", Keys: []any{"a"}, KeysComplete: true})
+			in.History = hist("d = {'a': 1}")
+			return in
+		}(), "", ""},
 		{"a deletion of a key that never was", func() Input {
 			in := input("del df[\"Id\"]\n", "KeyError", "'Id'", 0, frame("df", "Price"))
 			in.History = hist("df = pd.read_csv('h.csv')")

@@ -57,3 +57,19 @@ func sameDeletion(stmt, obj, key string) bool {
 	m := delKeyRE.FindStringSubmatch(stmt)
 	return m != nil && m[1] == obj && strings.Trim(m[2], `'"`) == strings.Trim(key, `'"`)
 }
+
+// deletionKept reports whether a fix leaves a failing `del` statement as it is: deleting
+// another key or name than the one written (the nearest existing column) throws that data
+// away, so only fixes that keep the statement (a guard around it) keep the intent.
+func deletionKept(in Input, edited string) bool {
+	stmt := strings.TrimSpace(stripComment(lineAt(in.Text, in.crashLine())))
+	if !strings.HasPrefix(stmt, "del ") {
+		return true
+	}
+	for _, l := range lines(edited) {
+		if strings.TrimSpace(stripComment(l)) == stmt {
+			return true
+		}
+	}
+	return false
+}
