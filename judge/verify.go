@@ -221,6 +221,9 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 	done := 0
 	skippedCell := req.Shadow != nil && (req.Shadow.Status == facts.ShadowSkipped || req.Shadow.Status == facts.ShadowRefused)
 	var stop error
+	// Two findings of one cell often share candidates (the import both NameErrors need):
+	// each distinct fix runs once.
+	ran := map[string]*candidate{}
 	for n, i := range crashes {
 		origin := failureOf(out[i].Exception, inputs[n].Message)
 		for _, c := range cands[n] {
@@ -236,6 +239,9 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 			case c.outcome.Status == statusUnverifiable:
 			case req.Known[c.outcome.Key].Status != "":
 				c.outcome = req.Known[c.outcome.Key]
+			case ran[c.outcome.Key] != nil:
+				p := ran[c.outcome.Key]
+				c.outcome, c.replayed, c.first, c.targetLine = p.outcome, p.replayed, p.first, p.targetLine
 			case skippedCell:
 				// The cell itself could not be shadow-run; its edited copy cannot either.
 				c.outcome = Outcome{Key: c.outcome.Key, Status: req.Shadow.Status, Reason: firstNonEmpty(req.Shadow.Reason, req.Shadow.Refused, "the cell cannot be shadow-run")}
@@ -246,6 +252,7 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 					break
 				}
 				c.outcome = o
+				ran[o.Key] = c
 			}
 			if stop != nil {
 				break
@@ -461,6 +468,11 @@ func (j *Judge) runCandidate(ctx context.Context, c *candidate, orig *facts.Shad
 	vj := *j
 	vj.Options.Trace = false
 	vj.Options.ShadowTimeout = verifyTimeout(j.Options.shadowTimeout(), orig)
+	if len(c.steps) > 1 {
+		// A composed fix runs the cell past several crashes, through work no run has timed
+		// yet: it gets the whole shadow budget.
+		vj.Options.ShadowTimeout = j.Options.shadowTimeout()
+	}
 	// A candidate is proven by a full run only: no fast dev run beside it, and no
 	// background run past the timeout.
 	vj.Options.DevRunCap = 0
