@@ -205,6 +205,9 @@ func (s *slicer) need(name string, ci, before, depth int) bool {
 	if s.avail[name] || analysis.IsBuiltin(name) {
 		return true
 	}
+	if strings.HasPrefix(name, "_") {
+		return false // the namespace listing leaves these out: whether the kernel has it is unknown
+	}
 	if k := s.lastBinding(ci, name, before); k >= 0 {
 		return s.take(ci, k, name, depth)
 	}
