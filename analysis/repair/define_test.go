@@ -85,6 +85,18 @@ func TestNameCandidates(t *testing.T) {
 			in.History = hist("def build(data, scale=2):\n    m = data * scale\n    return m, other")
 			return in
 		}(), "m = build(data)[0]\nprint(m)\n", ""},
+		{"an attribute a method of the notebook's class set", func() Input {
+			pp := facts.Value{Name: "pp", Exists: true, Kind: "other", Attributes: []string{"numvars", "train", "variables"}}
+			in := input("for col in numvars:\n    print(col)\n", "NameError", "name 'numvars' is not defined", 0, pp)
+			in.History = hist("class DataLoader:\n    def variables(self):\n        self.numvars = [1]\n        return (self.numvars, 2)", "pp = DataLoader()\npp.variables()")
+			return in
+		}(), "for col in pp.numvars:\n    print(col)\n", "Use pp.numvars (pp holds numvars)"},
+		{"a method is no attribute to read", func() Input {
+			pp := facts.Value{Name: "pp", Exists: true, Kind: "other", Attributes: []string{"train", "variables"}}
+			in := input("print(variables)\n", "NameError", "name 'variables' is not defined", 0, pp)
+			in.History = hist("class DataLoader:\n    def variables(self):\n        return 1", "pp = DataLoader()")
+			return in
+		}(), "", ""},
 		{"predictions of the fitted model", func() Input {
 			model := facts.Value{Name: "model", Exists: true, Kind: facts.KindEstimator, Estimator: &facts.Estimator{Class: "DecisionTreeRegressor", Fitted: true, NFeaturesIn: intp(3), Methods: []string{"predict"}}}
 			in := input("from sklearn.metrics import mean_absolute_error\nmae = mean_absolute_error(y_test, y_pred)\n", "NameError", "name 'y_pred' is not defined", 1,
