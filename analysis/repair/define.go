@@ -75,11 +75,18 @@ func undefinedName(in *Input) (string, bool) {
 	if in.exception() != "NameError" || in.Facts == nil || in.Inspection == nil || in.Inspection.Namespace == nil {
 		return "", false
 	}
-	m := nameErrorRE.FindStringSubmatch(in.message())
-	if m == nil || in.inNamespace(m[1]) || analysis.IsBuiltin(m[1]) {
+	name := ""
+	if m := nameErrorRE.FindStringSubmatch(in.message()); m != nil {
+		name = m[1]
+	} else if t := strings.TrimSpace(textOf(in.Text, in.Finding.Range)); isIdent(t) {
+		// A static finding worded otherwise ("'x' is defined in cell 5, which has not run
+		// yet") marks the name itself.
+		name = t
+	}
+	if name == "" || in.inNamespace(name) || analysis.IsBuiltin(name) {
 		return "", false
 	}
-	return m[1], true
+	return name, true
 }
 
 // firstUseStatement returns the first line of the top-level statement of the cell that

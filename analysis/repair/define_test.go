@@ -45,6 +45,13 @@ func TestNameCandidates(t *testing.T) {
 			in.Unran = unran(4, "features = ['Tenure', 'MonthlyCharges']\nprint(features)")
 			return in
 		}(), "df = df.dropna()\nfeatures = ['Tenure', 'MonthlyCharges']\ncorr = df[features + ['Churn']].corr()\n", ""},
+		{"a static finding worded for a skipped cell", func() Input {
+			in := input("corr = df[features].corr()\n", "NameError", "'features' is defined in cell 5, which has not run yet", 0, names("df")...)
+			in.Message = ""
+			in.Finding.Range = analysis.Range{Start: analysis.Position{Line: 0, Character: 10}, End: analysis.Position{Line: 0, Character: 18}}
+			in.Unran = unran(4, "features = ['a']")
+			return in
+		}(), "features = ['a']\ncorr = df[features].corr()\n", ""},
 		{"in-place changes after the binding come along", func() Input {
 			in := input("X = df[cols]\n", "NameError", "name 'cols' is not defined", 0, names("df")...)
 			in.Unran = unran(2, "cols = ['a']\ncols.append('b')\nprint(len(cols))")
