@@ -139,6 +139,16 @@ func TestNameCandidates(t *testing.T) {
 			in.History = hist("d = {'a': 1}")
 			return in
 		}(), "", ""},
+		{"a drop run again", func() Input {
+			in := input("df.drop([10472],inplace = True);\n", "KeyError", "'[10472] not found in axis'", 0, names("df")...)
+			in.History = hist("df = pd.read_csv('x.csv')", "df.drop([10472],inplace = True);")
+			return in
+		}(), "df.drop([10472],inplace = True, errors=\"ignore\");\n", "Ignore labels already dropped (errors=\"ignore\"): cell 2 ran this drop"},
+		{"a drop that never ran", func() Input {
+			in := input("df.drop([10472],inplace = True)\n", "KeyError", "'[10472] not found in axis'", 0, names("df")...)
+			in.History = hist("df = pd.read_csv('x.csv')")
+			return in
+		}(), "", ""},
 		{"a deletion of a key that never was", func() Input {
 			in := input("del df[\"Id\"]\n", "KeyError", "'Id'", 0, frame("df", "Price"))
 			in.History = hist("df = pd.read_csv('h.csv')")
