@@ -123,7 +123,7 @@ func TestNameCandidates(t *testing.T) {
 			in := input("preds = model.predict(X_test)\n", "AttributeError", "'MinMaxScaler' object has no attribute 'predict'", 0, names("model", "X_test", "X_train")...)
 			in.History = hist("model = RandomForestRegressor().fit(X_train, y_train)", "model = MinMaxScaler().fit(X_train)\nX_train_mm = model.transform(X_train)  # model: scaled")
 			return in
-		}(), "c1:scaler = MinMaxScaler().fit(X_train)\nX_train_mm = scaler.transform(X_train)  # model: scaled", "Name cell 2's MinMaxScaler scaler, so model stays what cell 1 bound (run both again)"},
+		}(), "c1:scaler = MinMaxScaler().fit(X_train)\nX_train_mm = scaler.transform(X_train)  # model: scaled", "Name cell 2's MinMaxScaler scaler, so model stays what cell 1 bound (run cells 1 and 2 again)"},
 		{"an overwritten model a later cell reads as the new object", func() Input {
 			in := input("preds = model.predict(X_test)\n", "AttributeError", "'MinMaxScaler' object has no attribute 'predict'", 0, names("model", "X_test", "X_train")...)
 			in.History = hist("model = RandomForestRegressor().fit(X_train, y_train)", "model = MinMaxScaler().fit(X_train)", "X_train_mm = model.transform(X_train)")

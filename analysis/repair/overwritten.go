@@ -90,7 +90,7 @@ func overwrittenGen(in *Input) []Candidate {
 	}
 	return []Candidate{{
 		Fix: analysis.Fix{
-			Title: fmt.Sprintf("Name cell %d's %s %s, so %s stays what cell %d bound (run both again)", b.Index+1, class, fresh, obj, in.History[earlier].Index+1),
+			Title: fmt.Sprintf("Name cell %d's %s %s, so %s stays what cell %d bound (run cells %d and %d again)", b.Index+1, class, fresh, obj, in.History[earlier].Index+1, in.History[earlier].Index+1, b.Index+1),
 			Edits: edits,
 		},
 		Keeps: fmt.Sprintf("cell %d reused %s for a %s; under its own name it computes the same, and %s keeps the object the cell means", b.Index+1, obj, class, obj),
