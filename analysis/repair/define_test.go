@@ -129,6 +129,11 @@ func TestNameCandidates(t *testing.T) {
 			in.History = hist("model = RandomForestRegressor().fit(X_train, y_train)", "model = MinMaxScaler().fit(X_train)", "X_train_mm = model.transform(X_train)")
 			return in
 		}(), "", ""},
+		{"a name rebound to the same kind of object", func() Input {
+			in := input("df.foo()\n", "AttributeError", "'DataFrame' object has no attribute 'foo'", 0, names("df")...)
+			in.History = hist("df = pd.read_csv('a.csv')", "df = pd.read_csv('b.csv')")
+			return in
+		}(), "", ""},
 		{"a deletion run twice", func() Input {
 			in := input("del df[\"Id\"]\ndf.shape\n", "KeyError", "'Id'", 0, names("df")...)
 			in.History = hist("df = pd.read_csv('h.csv')", "del df[\"Id\"]\ndf.shape")

@@ -52,6 +52,12 @@ func overwrittenGen(in *Input) []Candidate {
 		return nil
 	}
 	b := in.History[last]
+	// The later cell built the object the message names (MinMaxScaler()), the earlier one
+	// something else: otherwise the name was not reused, it never had the attribute.
+	classRE := regexp.MustCompile(`\b` + regexp.QuoteMeta(class) + `\b`)
+	if !classRE.MatchString(b.Text) || classRE.MatchString(in.History[earlier].Text) {
+		return nil
+	}
 	bf := b.Facts
 	if bf == nil {
 		bf = analysis.ParseCell(b.Text)
