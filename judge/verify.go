@@ -46,6 +46,13 @@ const (
 	// maxReplayAll bounds the history replayed from its first cell, when re-running from
 	// the edited cell fails on the state the cells after it left.
 	maxReplayAll = 8
+	// maxChainSteps bounds the repairs composed into one fix (the first included): a cell
+	// that crashes again past the repaired line gets the next failure repaired in turn.
+	maxChainSteps = 3
+	// maxChainRuns bounds the extra shadow runs chaining spends on one finding, and
+	// maxChainNext the repairs tried for one new failure.
+	maxChainRuns = 6
+	maxChainNext = 2
 )
 
 // VerifyRequest is one cell's findings to repair.
@@ -82,8 +89,12 @@ type Outcome struct {
 	Verified bool
 	// Reason says why a candidate is not verified (skipped, timeout, too many cells).
 	Reason string
-	// Exception is the exception a failing candidate raised.
+	// Exception is the exception a failing candidate raised, Message its message and Line
+	// the 1-based line of what ran (the edited cell, or the re-run cells then the target)
+	// where it surfaced: a failure past the original crash is repaired in turn (chained).
 	Exception string
+	Message   string
+	Line      int
 }
 
 // statusUnverifiable marks a candidate verification cannot run (see maxReplayCells).
@@ -106,6 +117,11 @@ type candidate struct {
 	after      map[string]string
 	first      int
 	targetLine int
+	// steps are the titles of the repairs composed into fix (one for a plain candidate),
+	// failures the exceptions ("NameError: ...") each step was meant to get past, the
+	// original crash first: a chained step that fails the same way again made no progress.
+	steps    []string
+	failures []string
 }
 
 // VerifyFixes returns the request's findings with the fixes of every crash finding
@@ -135,9 +151,10 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 	}
 	hist := historyCells(nb, req.Result, req.CellID)
 	unrun := unrunNames(nb, req.Result, req.CellID)
+	unran := unranCells(nb, req.Result, req.CellID)
 	inputs := make([]repair.Input, len(crashes))
 	for n, i := range crashes {
-		inputs[n] = repair.Input{Finding: out[i], Message: shadowMessage(req.Shadow, out[i]), Text: cell.Text, Facts: cf, History: hist, Unrun: unrun}
+		inputs[n] = repair.Input{Finding: out[i], Message: shadowMessage(req.Shadow, out[i]), Text: cell.Text, Facts: cf, History: hist, Unrun: unrun, Unran: unran}
 	}
 	active := j.Kernel != nil && j.Options.Shadow != ShadowOff && j.Options.Shadow != ""
 	insp := req.Inspection
@@ -166,15 +183,11 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 	}
 	// Candidates per finding, the finding's own fixes (rules, LLM) first.
 	cands := make([][]*candidate, len(crashes))
+	seens := make([]map[string]bool, len(crashes))
 	total := 0
 	for n, i := range crashes {
-		if m := nameErrRE.FindStringSubmatch(inputs[n].Message + " " + out[i].Message); m != nil && out[i].Exception == "NameError" && unrun[m[1]] {
-			// A cell that has not run defines the name: running it is the repair, and the
-			// finding says so; renaming the use to another name would change the data.
-			out[i].Fixes = nil
-			continue
-		}
 		seen := map[string]bool{}
+		seens[n] = seen
 		add := func(f analysis.Fix, keeps string) {
 			f.Title = strings.TrimSpace(f.Title)
 			f.Verified, f.Preferred = false, false
@@ -190,7 +203,13 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 			}
 			cands[n] = append(cands[n], c)
 		}
-		for _, f := range out[i].Fixes {
+		own := out[i].Fixes
+		if m := nameErrRE.FindStringSubmatch(inputs[n].Message + " " + out[i].Message); m != nil && out[i].Exception == "NameError" && unrun[m[1]] {
+			// A cell that has not run defines the name: renaming the use to another name
+			// would change the data. The library's repair copies that cell's binding.
+			own = nil
+		}
+		for _, f := range own {
 			add(f, "")
 		}
 		for _, c := range repair.Candidates(inputs[n]) {
@@ -202,8 +221,17 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 	done := 0
 	skippedCell := req.Shadow != nil && (req.Shadow.Status == facts.ShadowSkipped || req.Shadow.Status == facts.ShadowRefused)
 	var stop error
+	// Two findings of one cell often share candidates (the import both NameErrors need):
+	// each distinct fix runs once.
+	ran := map[string]*candidate{}
 	for n, i := range crashes {
+		origin := failureOf(out[i].Exception, inputs[n].Message)
 		for _, c := range cands[n] {
+			c.steps, c.failures = []string{c.fix.Title}, []string{origin}
+		}
+		chainRuns := maxChainRuns
+		for k := 0; k < len(cands[n]); k++ {
+			c := cands[n][k]
 			if stop != nil {
 				break
 			}
@@ -211,6 +239,9 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 			case c.outcome.Status == statusUnverifiable:
 			case req.Known[c.outcome.Key].Status != "":
 				c.outcome = req.Known[c.outcome.Key]
+			case ran[c.outcome.Key] != nil:
+				p := ran[c.outcome.Key]
+				c.outcome, c.replayed, c.first, c.targetLine = p.outcome, p.replayed, p.first, p.targetLine
 			case skippedCell:
 				// The cell itself could not be shadow-run; its edited copy cannot either.
 				c.outcome = Outcome{Key: c.outcome.Key, Status: req.Shadow.Status, Reason: firstNonEmpty(req.Shadow.Reason, req.Shadow.Refused, "the cell cannot be shadow-run")}
@@ -221,9 +252,20 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 					break
 				}
 				c.outcome = o
+				ran[o.Key] = c
 			}
 			if stop != nil {
 				break
+			}
+			if chainRuns > 0 && c.outcome.Status == facts.ShadowError && len(c.steps) < maxChainSteps {
+				more, err := j.chain(ctx, c, inputs[n], insp, nb, req.CellID, hist, texts, seens[n], min(chainRuns, maxChainNext))
+				if err != nil {
+					stop = err
+					break
+				}
+				chainRuns -= len(more)
+				cands[n] = append(cands[n], more...)
+				total += len(more)
 			}
 			done++
 			out[i].Fixes = offered(cands[n], texts, req.CellID, nb)
@@ -426,6 +468,11 @@ func (j *Judge) runCandidate(ctx context.Context, c *candidate, orig *facts.Shad
 	vj := *j
 	vj.Options.Trace = false
 	vj.Options.ShadowTimeout = verifyTimeout(j.Options.shadowTimeout(), orig)
+	if len(c.steps) > 1 {
+		// A composed fix runs the cell past several crashes, through work no run has timed
+		// yet: it gets the whole shadow budget.
+		vj.Options.ShadowTimeout = j.Options.shadowTimeout()
+	}
 	// A candidate is proven by a full run only: no fast dev run beside it, and no
 	// background run past the timeout.
 	vj.Options.DevRunCap = 0
@@ -450,17 +497,20 @@ func (j *Judge) runCandidate(ctx context.Context, c *candidate, orig *facts.Shad
 		}
 		o.Verified = true
 	case facts.ShadowError:
-		if c.first > 0 && r.Line > 0 && r.Line < c.targetLine && len(c.hist) <= maxReplayAll {
-			// A re-run cell failed against the current state (it mutates what it reads:
-			// df = df.drop(...)); replay the whole history instead, as a restart and run
-			// all would.
-			top := j.prepareFrom(&candidate{fix: c.fix, size: c.size, keeps: c.keeps, outcome: Outcome{Key: c.outcome.Key}}, c.target, c.hist, c.texts, c.after, 0)
+		// A re-run cell failed against the current state (it mutates what it reads:
+		// df = df.drop(...)), or the target still fails as it did because the state an
+		// earlier cell built is gone (the edited cell renamed a variable that clobbered
+		// it): replay the whole history instead, as a restart and run all would.
+		rerunFailed := r.Line > 0 && r.Line < c.targetLine
+		sameCrash := r.Line >= c.targetLine && orig != nil && orig.Status == facts.ShadowError && r.Exception == orig.Exception && r.Message == orig.Message
+		if c.first > 0 && (rerunFailed || sameCrash) && len(c.hist) <= maxReplayAll {
+			top := j.prepareFrom(&candidate{fix: c.fix, size: c.size, keeps: c.keeps, outcome: Outcome{Key: c.outcome.Key}, steps: c.steps, failures: c.failures}, c.target, c.hist, c.texts, c.after, 0)
 			if top.outcome.Status == "" {
 				*c = *top
 				return j.runCandidate(ctx, c, orig, nil)
 			}
 		}
-		o.Exception = r.Exception
+		o.Exception, o.Message, o.Line = r.Exception, r.Message, r.Line
 		o.Reason = fmt.Sprintf("the edited cell raised %s: %s", r.Exception, oneLine(r.Message))
 	default:
 		o.Reason = firstNonEmpty(r.Reason, r.Refused, r.Status)
@@ -482,7 +532,9 @@ func verifyTimeout(limit time.Duration, orig *facts.ShadowResult) time.Duration 
 	if orig == nil || orig.ElapsedMS <= 0 {
 		return limit
 	}
-	t := time.Duration(orig.ElapsedMS*float64(time.Millisecond))*4 + 3*time.Second
+	// The crash cut the cell short: what runs past it once repaired (an import of torch,
+	// the rest of the cell) may take seconds more than the crash did.
+	t := time.Duration(orig.ElapsedMS*float64(time.Millisecond))*4 + 10*time.Second
 	if t > limit {
 		return limit
 	}
@@ -497,8 +549,8 @@ func offered(cs []*candidate, texts map[string]string, target string, nb *notebo
 		switch {
 		case c.outcome.Verified:
 			ver = append(ver, c)
-		case c.outcome.Status == facts.ShadowError || c.outcome.Status == "":
-			// failed (dropped), or not run yet
+		case c.outcome.Status == facts.ShadowError || c.outcome.Status == "" || len(c.steps) > 1:
+			// failed (dropped), not run yet, or a composed fix whose run proved nothing
 		default:
 			unver = append(unver, c)
 		}

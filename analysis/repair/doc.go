@@ -10,7 +10,12 @@
 // renames in the history), imports (imports.go: a table of conventional aliases), not
 // fitted (notfitted.go), shapes and feature counts (shape.go), dtypes and devices
 // (dtype.go), text or NaN into an estimator (estimator.go) and call shapes (callshape.go:
-// keywords renamed between library versions, inplace misuse). A family registers itself
-// with register in its file's init; Candidates asks every family and drops any candidate
-// that would not keep the cell's intent (see intentKept).
+// keywords renamed between library versions, inplace misuse), and the notebook-order
+// families: an undefined name whose binding is copied from the cell that binds it and has
+// not run (define.go, a backward slice down to what the kernel holds), one a function or
+// method of the history returns (returned.go), a model's undefined predictions
+// (predictions.go), a variable a later cell reused for another object (overwritten.go)
+// and a deletion run twice (deltwice.go). Diff turns a composed fix into line edits. A
+// family registers itself with register in its file's init; Candidates asks every family
+// and drops any candidate that would not keep the cell's intent (see intentKept).
 package repair

@@ -211,6 +211,9 @@ func IntentKept(in Input, fix analysis.Fix) bool {
 	if !ok {
 		return true
 	}
+	if !deletionKept(in, nt) {
+		return false
+	}
 	// The failing statement must still be there, not commented out: every identifier of the
 	// crash line must still appear on a code line of the edited cell.
 	crash := strings.TrimSpace(lineAt(in.Text, in.crashLine()))

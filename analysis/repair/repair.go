@@ -26,9 +26,12 @@ type Input struct {
 	// Unrun are the names bound by code cells that have not run (other than this one): a
 	// NameError on one of them is repaired by running its cell, never by a rename.
 	Unrun map[string]bool
+	// Unran are those code cells (other than this one), in notebook order: where a
+	// definition the cell lacks may be copied from.
+	Unran []Cell
 }
 
-// Cell is one executed cell of the history.
+// Cell is one cell of the notebook: an executed cell of the history, or one of Unran.
 type Cell struct {
 	// ID is notebook.Cell.ID, Index its 0-based position in the notebook.
 	ID    string
