@@ -137,7 +137,7 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 	unrun := unrunNames(nb, req.Result, req.CellID)
 	inputs := make([]repair.Input, len(crashes))
 	for n, i := range crashes {
-		inputs[n] = repair.Input{Finding: out[i], Message: shadowMessage(req.Shadow, out[i]), Text: cell.Text, Facts: cf, History: hist, Unrun: unrun}
+		inputs[n] = repair.Input{Finding: out[i], Message: shadowMessage(req.Shadow, out[i]), Text: cell.Text, Facts: cf, History: hist, Unrun: unrun, CrashKeys: crashKeys(req.Shadow, out[i])}
 	}
 	active := j.Kernel != nil && j.Options.Shadow != ShadowOff && j.Options.Shadow != ""
 	insp := req.Inspection

@@ -26,6 +26,10 @@ type Input struct {
 	// Unrun are the names bound by code cells that have not run (other than this one): a
 	// NameError on one of them is repaired by running its cell, never by a rename.
 	Unrun map[string]bool
+	// CrashKeys are the keys of the objects the crash line reads, as the cell's shadow run
+	// saw them when it failed (facts.ShadowResult.CrashKeys); nil without such a run. They
+	// know the columns of a frame the crashing cell built itself.
+	CrashKeys []facts.CrashKeys
 }
 
 // Cell is one executed cell of the history.

@@ -61,6 +61,8 @@ func shapeGen(in *Input) []Candidate {
 	}
 	if featuresRE.MatchString(msg) || featureNames.MatchString(msg) {
 		out = append(out, selectFitColumns(in)...)
+		out = append(out, alignSplitDummies(in)...)
+		out = append(out, fitColumnsWhereBuilt(in)...)
 	}
 	if m := inconsistent.FindStringSubmatch(msg); m != nil {
 		out = append(out, matchingSplit(in)...)
