@@ -8,8 +8,10 @@
 // The library is data-driven, one file per family, as the rules are: missing names
 // (missing.go: columns, keys, attributes, names, by spelling, case, merge suffixes and
 // renames in the history), imports (imports.go: a table of conventional aliases), not
-// fitted (notfitted.go), shapes and feature counts (shape.go), dtypes and devices
-// (dtype.go), text or NaN into an estimator (estimator.go) and call shapes (callshape.go:
+// fitted (notfitted.go), shapes and feature counts (shape.go; fitcolumns.go: a split
+// one-hot encoded alone, a selection with fewer of the fit columns), dtypes and devices
+// (dtype.go), text or NaN into an estimator (estimator.go), solver and penalty
+// combinations (params.go), drops already made (removal.go) and call shapes (callshape.go:
 // keywords renamed between library versions, inplace misuse). A family registers itself
 // with register in its file's init; Candidates asks every family and drops any candidate
 // that would not keep the cell's intent (see intentKept).
