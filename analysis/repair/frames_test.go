@@ -15,6 +15,8 @@ func TestFrameRepairs(t *testing.T) {
 	textY := facts.Value{Name: "y", Exists: true, Kind: facts.KindNDArray, Dtype: "object", Shape: []int{20, 1}}
 	pd := facts.Value{Name: "pd", Exists: true, Kind: "module"}
 	scaler := facts.Value{Name: "scaler", Exists: true, Kind: facts.KindEstimator, Estimator: &facts.Estimator{Class: "StandardScaler", Fitted: true, FeatureNamesIn: []string{"a", "b", "c"}}}
+	numFrame := frame("df", "month", "people")
+	numFrame.Columns[0].Dtype = "int64"
 	tests := []struct {
 		name string
 		in   Input
@@ -62,6 +64,17 @@ func TestFrameRepairs(t *testing.T) {
 			return in
 		}(), "c0:m = LogisticRegression(penalty=\"l1\", solver=\"liblinear\")"},
 		{"a penalty no solver takes", input("m = LogisticRegression(penalty='l3')\nm.fit(X, y)\n", "ValueError", "Solver lbfgs supports only 'l2' or 'none' penalties, got l3 penalty.", 1), ""},
+		{"numeric column compared with text, in an earlier cell", func() Input {
+			in := input("x_train, x_test = train_test_split(x, test_size=0.2)\n", "ValueError", "With n_samples=0, test_size=0.2 and train_size=None, the resulting train set will be empty.", 0, numFrame)
+			in.History = hist("sub = df[df['month'] =='8']\nx = sub[['people']].values")
+			return in
+		}(), "c0:sub = df[df['month'] ==8]\nx = sub[['people']].values"},
+		{"text column compared with text: the emptiness has another cause", func() Input {
+			in := input("x_train, x_test = train_test_split(x, test_size=0.2)\n", "ValueError", "With n_samples=0, test_size=0.2 and train_size=None, the resulting train set will be empty.", 0, frame("df", "people"))
+			in.Inspection.Values["df"].Columns[0].Dtype = "object"
+			in.History = hist("sub = df[df['people'] =='8']\nx = sub[['people']].values")
+			return in
+		}(), ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
