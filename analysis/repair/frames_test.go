@@ -75,6 +75,15 @@ func TestFrameRepairs(t *testing.T) {
 			in.History = hist("sub = df[df['people'] =='8']\nx = sub[['people']].values")
 			return in
 		}(), ""},
+		{"attribute of a frame the cell built", func() Input {
+			in := input("t = pd.DataFrame(raw)\nt.Workclas.value_counts()\n", "AttributeError", "'DataFrame' object has no attribute 'Workclas'", 1)
+			in.CrashKeys = []facts.CrashKeys{{Expr: "t", Kind: "dataframe", Keys: []any{"Workclass", "age"}, Total: 2}}
+			return in
+		}(), "t = pd.DataFrame(raw)\nt.Workclass.value_counts()\n"},
+		{"reshape of a Series", input("x = df.age.reshape(-1, 1)\n", "AttributeError", "'Series' object has no attribute 'reshape'", 0, frame("df", "age")), "x = df.age.to_numpy().reshape(-1, 1)\n"},
+		{"values of an array", input("Xs = scaler.fit_transform(X)\nm.fit(Xs.values, y)\n", "AttributeError", "'numpy.ndarray' object has no attribute 'values'", 1), "Xs = scaler.fit_transform(X)\nm.fit(Xs, y)\n"},
+		{"pandas removed as_matrix", input("a = df.as_matrix()\n", "AttributeError", "'DataFrame' object has no attribute 'as_matrix'", 0, frame("df", "age")), "a = df.to_numpy()\n"},
+		{"an attribute no object has", input("a = df.frobnicate()\n", "AttributeError", "'DataFrame' object has no attribute 'frobnicate'", 0, frame("df", "age")), ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -200,6 +200,17 @@ func missingAttr(in *Input) []Candidate {
 			base := strings.Join(a.Parts[:i], ".")
 			v, ok := in.value(base)
 			if !ok {
+				// A frame the cell built itself: its columns as the shadow run saw them.
+				for _, ck := range in.CrashKeys {
+					if ck.Expr == base && ck.Kind == "dataframe" {
+						v, ok = facts.Value{Kind: facts.KindDataFrame}, true
+						for _, k := range ck.Keys {
+							v.Columns = append(v.Columns, facts.Column{Name: k})
+						}
+					}
+				}
+			}
+			if !ok {
 				continue
 			}
 			var pool []string
