@@ -25,9 +25,10 @@ var (
 )
 
 var (
-	probaRE  = regexp.MustCompile(`predict_proba is not available when\s+probability=False`)
-	metricRE = regexp.MustCompile(`Classification metrics can't handle a mix of`)
-	svcRE    = regexp.MustCompile(`\bSVC\(`)
+	unknownLabelRE = regexp.MustCompile(`Unknown label type: 'unknown'`)
+	probaRE        = regexp.MustCompile(`predict_proba is not available when\s+probability=False`)
+	metricRE       = regexp.MustCompile(`Classification metrics can't handle a mix of`)
+	svcRE          = regexp.MustCompile(`\bSVC\(`)
 )
 
 func estimatorGen(in *Input) []Candidate {
@@ -43,6 +44,9 @@ func estimatorGen(in *Input) []Candidate {
 		return nil
 	}
 	method := call.Value.Name
+	if unknownLabelRE.MatchString(msg) {
+		return numericLabels(in, method, args)
+	}
 	x := args[0]
 	xv, known := in.value(x.Text)
 	frame := known && xv.Kind == facts.KindDataFrame
@@ -270,4 +274,22 @@ func withTextLabels(in *Input, args []*analysis.Expr, xEdit analysis.Edit) (Cand
 			xEdit, replaceAt(y.Range, "pd.factorize("+flat+", sort=True)[0]")}},
 		Keeps: fmt.Sprintf("%s holds text labels; each label becomes its code (sorted, as LabelEncoder numbers them), so an estimator that needs numbers for y gets them", y.Text),
 	}, true
+}
+
+// numericLabels casts labels held in an object array (numbers stored as Python objects,
+// which sklearn cannot type) to floats: the same labels, as numbers. Labels that are no
+// numbers fail the cast, and verification drops the repair.
+func numericLabels(in *Input, method string, args []*analysis.Expr) []Candidate {
+	if method != "fit" && method != "partial_fit" && method != "score" || len(args) < 2 {
+		return nil
+	}
+	y := args[1]
+	v, ok := in.value(y.Text)
+	if !ok || v.Dtype != "object" || v.Kind != facts.KindNDArray && v.Kind != facts.KindSeries {
+		return nil
+	}
+	return []Candidate{{
+		Fix:   analysis.Fix{Title: fmt.Sprintf("Give the labels %s a numeric dtype (.astype(float))", y.Text), Edits: []analysis.Edit{replaceAt(y.Range, y.Text+".astype(float)")}},
+		Keeps: fmt.Sprintf("%s holds numbers as Python objects (dtype object), whose label type sklearn cannot tell; as floats they are the same labels", y.Text),
+	}}
 }

@@ -84,6 +84,8 @@ func TestFrameRepairs(t *testing.T) {
 		{"values of an array", input("Xs = scaler.fit_transform(X)\nm.fit(Xs.values, y)\n", "AttributeError", "'numpy.ndarray' object has no attribute 'values'", 1), "Xs = scaler.fit_transform(X)\nm.fit(Xs, y)\n"},
 		{"pandas removed as_matrix", input("a = df.as_matrix()\n", "AttributeError", "'DataFrame' object has no attribute 'as_matrix'", 0, frame("df", "age")), "a = df.to_numpy()\n"},
 		{"an attribute no object has", input("a = df.frobnicate()\n", "AttributeError", "'DataFrame' object has no attribute 'frobnicate'", 0, frame("df", "age")), ""},
+		{"labels stored as objects", input("clf.fit(X, y)\n", "ValueError", "Unknown label type: 'unknown'", 0, facts.Value{Name: "y", Exists: true, Kind: facts.KindNDArray, Dtype: "object", Shape: []int{4}}), "clf.fit(X, y.astype(float))\n"},
+		{"labels of a known numeric dtype are not the cause", input("clf.fit(X, y)\n", "ValueError", "Unknown label type: 'unknown'", 0, facts.Value{Name: "y", Exists: true, Kind: facts.KindNDArray, Dtype: "int64", Shape: []int{4}}), ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
