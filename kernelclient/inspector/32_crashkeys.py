@@ -77,9 +77,14 @@ def _ck_lookup(chain, frame):
     or globals, each further part only as a column of a DataFrame; None otherwise."""
     parts = chain.split(".")
     for scope in (frame.f_locals, frame.f_globals):
-        if isinstance(scope, dict) and parts[0] in scope:
-            obj = dict.__getitem__(scope, parts[0])
-            break
+        if isinstance(scope, dict):
+            if parts[0] in scope:
+                obj = dict.__getitem__(scope, parts[0])
+                break
+        elif type(scope).__name__ == "FrameLocalsProxy":  # Python 3.13+: C-level lookups
+            if parts[0] in scope:
+                obj = scope[parts[0]]
+                break
     else:
         return None
     pd = sys.modules.get("pandas")

@@ -459,6 +459,9 @@ class ShadowTest(unittest.TestCase):
                    "b3d['k'] or b3.p.q['x'] or b3.nope[0]", trace=False)
         self.assertEqual((r["status"], r["exception"]), ("error", "KeyError"))
         self.assertEqual(r["crash_keys"], [{"expr": "b3d", "kind": "dict", "keys": [], "total": 0}])
+        # Raised inside a function the cell defines: the keys come from that call's frame.
+        r = shadow("def f5():\n    loc5 = {'alpha': 1}\n    return loc5['alpa']\nf5()", trace=False)
+        self.assertEqual(r["crash_keys"], [{"expr": "loc5", "kind": "dict", "keys": ["alpha"], "total": 1}])
         r = shadow("b4 = {'k': 1}\nb4['k'] + undefined_q", trace=False)
         self.assertEqual(r["exception"], "NameError")
         self.assertNotIn("crash_keys", r)
