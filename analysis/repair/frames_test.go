@@ -86,6 +86,9 @@ func TestFrameRepairs(t *testing.T) {
 		{"an attribute no object has", input("a = df.frobnicate()\n", "AttributeError", "'DataFrame' object has no attribute 'frobnicate'", 0, frame("df", "age")), ""},
 		{"labels stored as objects", input("clf.fit(X, y)\n", "ValueError", "Unknown label type: 'unknown'", 0, facts.Value{Name: "y", Exists: true, Kind: facts.KindNDArray, Dtype: "object", Shape: []int{4}}), "clf.fit(X, y.astype(float))\n"},
 		{"labels of a known numeric dtype are not the cause", input("clf.fit(X, y)\n", "ValueError", "Unknown label type: 'unknown'", 0, facts.Value{Name: "y", Exists: true, Kind: facts.KindNDArray, Dtype: "int64", Shape: []int{4}}), ""},
+		{"scalars concatenated", input("def load(ws):\n    return np.concatenate(ws)\nw = load(x)\n", "ValueError", "zero-dimensional arrays cannot be concatenated", 2),
+			"def load(ws):\n    return np.concatenate([np.atleast_1d(a) for a in ws])\nw = load(x)\n"},
+		{"a literal list of scalars is the user's to write", input("w = np.concatenate([1, 2])\n", "ValueError", "zero-dimensional arrays cannot be concatenated", 0), ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
