@@ -89,6 +89,9 @@ func TestFrameRepairs(t *testing.T) {
 		{"scalars concatenated", input("def load(ws):\n    return np.concatenate(ws)\nw = load(x)\n", "ValueError", "zero-dimensional arrays cannot be concatenated", 2),
 			"def load(ws):\n    return np.concatenate([np.atleast_1d(a) for a in ws])\nw = load(x)\n"},
 		{"a literal list of scalars is the user's to write", input("w = np.concatenate([1, 2])\n", "ValueError", "zero-dimensional arrays cannot be concatenated", 0), ""},
+		{"one-column array indexed by name", input("check(train['ActivePower'])\n", "IndexError", "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or boolean arrays are valid indices", 0, facts.Value{Name: "train", Exists: true, Kind: facts.KindNDArray, Shape: []int{40, 1}}),
+			"check(train[:, 0])\n"},
+		{"several columns: the name says not which", input("check(train['ActivePower'])\n", "IndexError", "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer or boolean arrays are valid indices", 0, facts.Value{Name: "train", Exists: true, Kind: facts.KindNDArray, Shape: []int{40, 3}}), ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
