@@ -36,6 +36,12 @@ type ShadowResult struct {
 	Line int `json:"line,omitempty"`
 	// Frames are the traceback frames, outermost first; InCell marks frames in the cell.
 	Frames []Frame `json:"frames,omitempty"`
+	// CrashKeys, for a KeyError, an AttributeError or a "not in index" / "not found in axis"
+	// error, are the keys of the objects the crash line subscripts or reads attributes of,
+	// as the child's cell frame held them at the crash (kernelclient/inspector/
+	// 34_crashkeys.py): a frame built by the crashing cell itself is in no inspection. At
+	// most 4 objects, frames and dicts first.
+	CrashKeys []CrashKeys `json:"crash_keys,omitempty"`
 	// Trace is the per-line state recorded with trace on, in execution order.
 	Trace []LineState `json:"trace,omitempty"`
 	// TraceTruncated is true when the trace hit its size bound.
@@ -67,6 +73,18 @@ type ShadowResult struct {
 	// Notes are what the judge learned running the layer (the fast dev run's answer, the
 	// background full run's end), for the user; the inspector never sets them.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// CrashKeys are the labels one object on a crash line had when the cell failed.
+type CrashKeys struct {
+	// Expr is the name chain as the line writes it ("df", "data.sub" for a column).
+	Expr string `json:"expr"`
+	// Kind is "dataframe" (Keys are its columns), "series" (its index labels) or "dict".
+	Kind string `json:"kind"`
+	// Keys are the first 200 labels that are strings, numbers or booleans; Total counts
+	// them all.
+	Keys  []any `json:"keys"`
+	Total int   `json:"total"`
 }
 
 // Sandboxes a shadow child runs in.

@@ -95,6 +95,9 @@ type Outcome struct {
 	Exception string
 	Message   string
 	Line      int
+	// CrashKeys are the keys the failing run saw on that line (facts.ShadowResult), for
+	// the chained repair of that failure.
+	CrashKeys []facts.CrashKeys
 }
 
 // statusUnverifiable marks a candidate verification cannot run (see maxReplayCells).
@@ -154,7 +157,7 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 	unran := unranCells(nb, req.Result, req.CellID)
 	inputs := make([]repair.Input, len(crashes))
 	for n, i := range crashes {
-		inputs[n] = repair.Input{Finding: out[i], Message: shadowMessage(req.Shadow, out[i]), Text: cell.Text, Facts: cf, History: hist, Unrun: unrun, Unran: unran}
+		inputs[n] = repair.Input{Finding: out[i], Message: shadowMessage(req.Shadow, out[i]), Text: cell.Text, Facts: cf, History: hist, Unrun: unrun, Unran: unran, CrashKeys: crashKeys(req.Shadow, out[i])}
 	}
 	active := j.Kernel != nil && j.Options.Shadow != ShadowOff && j.Options.Shadow != ""
 	insp := req.Inspection
@@ -510,7 +513,7 @@ func (j *Judge) runCandidate(ctx context.Context, c *candidate, orig *facts.Shad
 				return j.runCandidate(ctx, c, orig, nil)
 			}
 		}
-		o.Exception, o.Message, o.Line = r.Exception, r.Message, r.Line
+		o.Exception, o.Message, o.Line, o.CrashKeys = r.Exception, r.Message, r.Line, r.CrashKeys
 		o.Reason = fmt.Sprintf("the edited cell raised %s: %s", r.Exception, oneLine(r.Message))
 	default:
 		o.Reason = firstNonEmpty(r.Reason, r.Refused, r.Status)

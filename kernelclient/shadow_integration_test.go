@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -187,6 +188,11 @@ func TestShadowSafety(t *testing.T) {
 			t.Errorf("print: stdout %q", r.Stdout)
 		case r.Status == facts.ShadowError && (len(r.Frames) == 0 || !r.Frames[0].InCell):
 			t.Errorf("%s: frames %+v", c.name, r.Frames)
+		case c.name == "keyerror" && (len(r.CrashKeys) != 1 || r.CrashKeys[0].Expr != "df" || r.CrashKeys[0].Kind != "dataframe" || !slices.Contains(r.CrashKeys[0].Keys, any("Age"))):
+			// The keys the repair library picks a label from: df's columns at the crash.
+			t.Errorf("keyerror: crash keys %+v, want df's columns", r.CrashKeys)
+		case c.name == "matmul" && r.CrashKeys != nil:
+			t.Errorf("matmul: crash keys %+v for a RuntimeError", r.CrashKeys)
 		}
 		t.Logf("%-12s %-8s %-12s line %d  child %.0f ms  fork %.1f ms  %s%s", c.name, r.Status, r.Exception, r.Line,
 			r.ElapsedMS, r.ForkMS, r.Refused, r.Reason)

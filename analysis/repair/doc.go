@@ -8,8 +8,10 @@
 // The library is data-driven, one file per family, as the rules are: missing names
 // (missing.go: columns, keys, attributes, names, by spelling, case, merge suffixes and
 // renames in the history), imports (imports.go: a table of conventional aliases), not
-// fitted (notfitted.go), shapes and feature counts (shape.go), dtypes and devices
-// (dtype.go), text or NaN into an estimator (estimator.go) and call shapes (callshape.go:
+// fitted (notfitted.go), shapes and feature counts (shape.go; fitcolumns.go: a split
+// one-hot encoded alone, a selection with fewer of the fit columns), dtypes and devices
+// (dtype.go), text or NaN into an estimator (estimator.go), solver and penalty
+// combinations (params.go), drops already made (removal.go) and call shapes (callshape.go:
 // keywords renamed between library versions, inplace misuse), and the notebook-order
 // families: an undefined name whose binding is copied from the cell that binds it and has
 // not run (define.go, a backward slice down to what the kernel holds), one a function or

@@ -52,6 +52,9 @@ func dtypeGen(in *Input) []Candidate {
 	if m := textNumberRE.FindStringSubmatch(msg); m != nil && digitsRE.MatchString(m[1]) {
 		out = append(out, stripNumberText(in, m[1])...)
 	}
+	if m := textNumberRE.FindStringSubmatch(msg); m != nil && strings.EqualFold(m[1], "nan") {
+		out = append(out, nanTextToInt(in)...)
+	}
 	if strAccessorRE.MatchString(msg) {
 		for _, r := range findOnLine(in.Text, in.crashLine(), ".str.") {
 			p := r.Start
@@ -212,6 +215,25 @@ func stripNumberText(in *Input, sample string) []Candidate {
 			Keeps: fmt.Sprintf("the numbers are written with symbols (%q); the digits are kept and cast as before", sample),
 		})
 		break
+	}
+	return out
+}
+
+// nanTextToInt casts numbers written as text with missing values spelled 'nan' (what
+// str(x) makes of NaN) to the nullable integer dtype through float, which parses 'nan' as
+// missing: the same integers, the missing values staying missing. Any other text still
+// fails the cast, so nothing that is no number is hidden.
+func nanTextToInt(in *Input) []Candidate {
+	l := in.crashLine()
+	line := lineAt(in.Text, l)
+	q := quoteOf(line)
+	var out []Candidate
+	for _, m := range astypeIntRE.FindAllStringSubmatchIndex(line, -1) {
+		r := analysis.Range{Start: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[0]])}, End: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[1]])}}
+		out = append(out, Candidate{
+			Fix:   analysis.Fix{Title: "Cast through float to the nullable 'Int64' dtype ('nan' stays missing)", Edits: []analysis.Edit{replaceAt(r, ".astype(float).astype("+q+"Int64"+q+")")}},
+			Keeps: "the same integers; the text 'nan' (a missing value made text) becomes <NA> instead of failing the cast",
+		})
 	}
 	return out
 }

@@ -25,9 +25,10 @@ var (
 )
 
 var (
-	probaRE  = regexp.MustCompile(`predict_proba is not available when\s+probability=False`)
-	metricRE = regexp.MustCompile(`Classification metrics can't handle a mix of`)
-	svcRE    = regexp.MustCompile(`\bSVC\(`)
+	unknownLabelRE = regexp.MustCompile(`Unknown label type: 'unknown'`)
+	probaRE        = regexp.MustCompile(`predict_proba is not available when\s+probability=False`)
+	metricRE       = regexp.MustCompile(`Classification metrics can't handle a mix of`)
+	svcRE          = regexp.MustCompile(`\bSVC\(`)
 )
 
 func estimatorGen(in *Input) []Candidate {
@@ -43,6 +44,9 @@ func estimatorGen(in *Input) []Candidate {
 		return nil
 	}
 	method := call.Value.Name
+	if unknownLabelRE.MatchString(msg) {
+		return numericLabels(in, method, args)
+	}
 	x := args[0]
 	xv, known := in.value(x.Text)
 	frame := known && xv.Kind == facts.KindDataFrame
@@ -54,7 +58,7 @@ func estimatorGen(in *Input) []Candidate {
 	switch {
 	case textIntoRE.MatchString(msg):
 		if known && !frame {
-			return nil
+			return textArray(in, method, args, xv)
 		}
 		var text []string
 		for _, c := range xv.Columns {
@@ -67,10 +71,14 @@ func estimatorGen(in *Input) []Candidate {
 			what = "the text columns " + strings.Join(text, ", ")
 		}
 		if method == "fit" || method == "fit_transform" || method == "fit_predict" {
+			enc := replaceAt(x.Range, "pd.get_dummies("+x.Text+")")
 			out = append(out, Candidate{
-				Fix:   analysis.Fix{Title: fmt.Sprintf("One-hot encode %s (pd.get_dummies)", what), Edits: []analysis.Edit{replaceAt(x.Range, "pd.get_dummies("+x.Text+")")}},
+				Fix:   analysis.Fix{Title: fmt.Sprintf("One-hot encode %s (pd.get_dummies)", what), Edits: []analysis.Edit{enc}},
 				Keeps: fmt.Sprintf("every feature of %s reaches the estimator; %s become indicator columns", x.Text, what),
 			})
+			if c, ok := withTextLabels(in, args, enc); ok {
+				out = append(out, c)
+			}
 		}
 		out = append(out, Candidate{
 			Fix:   analysis.Fix{Title: fmt.Sprintf("Pass only the numeric columns of %s", x.Text), Edits: []analysis.Edit{replaceAt(x.Range, x.Text+".select_dtypes('number')")}},
@@ -212,4 +220,76 @@ func labelsFromScores(in *Input) []Candidate {
 		}
 	}
 	return out
+}
+
+// textDtypes are the dtypes of text data.
+var textDtypes = map[string]bool{"object": true, "str": true, "string": true, "category": true}
+
+// isText reports whether the inspection says v holds text (an object, string or
+// categorical array or Series, or a NumPy unicode array).
+func isText(v facts.Value) bool {
+	return (v.Kind == facts.KindNDArray || v.Kind == facts.KindSeries) && (textDtypes[v.Dtype] || strings.HasPrefix(v.Dtype, "<U"))
+}
+
+// textArray encodes a text array passed as X to a fit: its categories become indicator
+// columns (pd.get_dummies of the array as a frame), and, for an estimator that needs
+// numbers for y as well (a regressor, a scaler), text labels in y become their codes.
+func textArray(in *Input, method string, args []*analysis.Expr, xv facts.Value) []Candidate {
+	if !isText(xv) || !in.inNamespace("pd") || method != "fit" && method != "fit_transform" && method != "fit_predict" {
+		return nil
+	}
+	x := args[0]
+	frame := "pd.DataFrame(" + x.Text + ")"
+	if xv.Kind == facts.KindSeries || len(xv.Shape) == 1 {
+		frame = x.Text
+	}
+	enc := replaceAt(x.Range, "pd.get_dummies("+frame+")")
+	out := []Candidate{{
+		Fix:   analysis.Fix{Title: fmt.Sprintf("One-hot encode the text categories of %s (pd.get_dummies)", x.Text), Edits: []analysis.Edit{enc}},
+		Keeps: fmt.Sprintf("%s holds text categories; each becomes an indicator column the estimator can fit on", x.Text),
+	}}
+	if c, ok := withTextLabels(in, args, enc); ok {
+		out = append(out, c)
+	}
+	return out
+}
+
+// withTextLabels adds to the edit of X one that turns text labels in y (the second
+// argument) into integer codes, in sorted order as LabelEncoder numbers them.
+func withTextLabels(in *Input, args []*analysis.Expr, xEdit analysis.Edit) (Candidate, bool) {
+	if len(args) < 2 || !in.inNamespace("pd") {
+		return Candidate{}, false
+	}
+	y := args[1]
+	yv, ok := in.value(y.Text)
+	if !ok || !isText(yv) {
+		return Candidate{}, false
+	}
+	flat := y.Text
+	if yv.Kind == facts.KindNDArray && len(yv.Shape) == 2 {
+		flat = y.Text + ".ravel()"
+	}
+	return Candidate{
+		Fix: analysis.Fix{Title: fmt.Sprintf("Encode the text of %s and the text labels of %s as codes", args[0].Text, y.Text), Edits: []analysis.Edit{
+			xEdit, replaceAt(y.Range, "pd.factorize("+flat+", sort=True)[0]")}},
+		Keeps: fmt.Sprintf("%s holds text labels; each label becomes its code (sorted, as LabelEncoder numbers them), so an estimator that needs numbers for y gets them", y.Text),
+	}, true
+}
+
+// numericLabels casts labels held in an object array (numbers stored as Python objects,
+// which sklearn cannot type) to floats: the same labels, as numbers. Labels that are no
+// numbers fail the cast, and verification drops the repair.
+func numericLabels(in *Input, method string, args []*analysis.Expr) []Candidate {
+	if method != "fit" && method != "partial_fit" && method != "score" || len(args) < 2 {
+		return nil
+	}
+	y := args[1]
+	v, ok := in.value(y.Text)
+	if !ok || v.Dtype != "object" || v.Kind != facts.KindNDArray && v.Kind != facts.KindSeries {
+		return nil
+	}
+	return []Candidate{{
+		Fix:   analysis.Fix{Title: fmt.Sprintf("Give the labels %s a numeric dtype (.astype(float))", y.Text), Edits: []analysis.Edit{replaceAt(y.Range, y.Text+".astype(float)")}},
+		Keeps: fmt.Sprintf("%s holds numbers as Python objects (dtype object), whose label type sklearn cannot tell; as floats they are the same labels", y.Text),
+	}}
 }

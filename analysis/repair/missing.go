@@ -85,9 +85,6 @@ func missingKeys(in *Input) []string {
 // labelPool gathers the labels that exist: columns of the frames on the crash line first,
 // then of every frame the inspection knows, then dict keys.
 func labelPool(in *Input) []string {
-	if in.Inspection == nil {
-		return nil
-	}
 	seen := map[string]bool{}
 	var pool []string
 	add := func(v facts.Value) {
@@ -103,6 +100,17 @@ func labelPool(in *Input) []string {
 				pool = append(pool, s)
 			}
 		}
+	}
+	// The crash line's own objects as the shadow run saw them at the crash come first:
+	// they include frames the cell itself built.
+	for _, ck := range in.CrashKeys {
+		if ck.Kind == "series" {
+			continue // row labels: not the columns a name is misspelled from
+		}
+		add(facts.Value{Keys: ck.Keys})
+	}
+	if in.Inspection == nil {
+		return pool
 	}
 	line := lineAt(in.Text, in.crashLine())
 	names := make([]string, 0, len(in.Inspection.Values))
@@ -145,6 +153,12 @@ func missingKey(in *Input) []Candidate {
 				why[n] = fmt.Sprintf("%q exists; %q does not (spelling, case or merge suffix)", n, key)
 			}
 		}
+		for _, n := range sameWords(key, pool, 2) {
+			if _, dup := why[n]; !dup {
+				targets = append(targets, n)
+				why[n] = fmt.Sprintf("%q exists; %q does not (the same words, without the unit or separators)", n, key)
+			}
+		}
 		for _, nw := range targets {
 			var edits []analysis.Edit
 			for l := start; l <= in.crashLine(); l++ {
@@ -185,6 +199,17 @@ func missingAttr(in *Input) []Candidate {
 			}
 			base := strings.Join(a.Parts[:i], ".")
 			v, ok := in.value(base)
+			if !ok {
+				// A frame the cell built itself: its columns as the shadow run saw them.
+				for _, ck := range in.CrashKeys {
+					if ck.Expr == base && ck.Kind == "dataframe" {
+						v, ok = facts.Value{Kind: facts.KindDataFrame}, true
+						for _, k := range ck.Keys {
+							v.Columns = append(v.Columns, facts.Column{Name: k})
+						}
+					}
+				}
+			}
 			if !ok {
 				continue
 			}
@@ -426,6 +451,31 @@ func keptInHistory(in *Input, key string) []Candidate {
 				return out
 			}
 		}
+	}
+	return out
+}
+
+// unitRE matches a parenthesized or bracketed note in a label: a unit ("(millions)",
+// "[kg]", "(USD)") that one spelling of a column carries and another leaves out.
+var unitRE = regexp.MustCompile(`\s*[(\[][^)\]]*[)\]]`)
+
+// sameWords returns the labels of pool that are key's words without its units, separators
+// and case ("Total_Gross" for "Total Gross (millions)", "price" for "Price [USD]"), when
+// at most max do: more would be a guess.
+func sameWords(key string, pool []string, max int) []string {
+	core := func(s string) string { return normalize(unitRE.ReplaceAllString(s, "")) }
+	k := core(key)
+	if len(k) < 3 {
+		return nil
+	}
+	var out []string
+	for _, p := range pool {
+		if p != key && core(p) == k {
+			out = append(out, p)
+		}
+	}
+	if len(out) > max {
+		return nil
 	}
 	return out
 }

@@ -29,6 +29,10 @@ type Input struct {
 	// Unran are those code cells (other than this one), in notebook order: where a
 	// definition the cell lacks may be copied from.
 	Unran []Cell
+	// CrashKeys are the keys of the objects the crash line reads, as the cell's shadow run
+	// saw them when it failed (facts.ShadowResult.CrashKeys); nil without such a run. They
+	// know the columns of a frame the crashing cell built itself.
+	CrashKeys []facts.CrashKeys
 }
 
 // Cell is one cell of the notebook: an executed cell of the history, or one of Unran.

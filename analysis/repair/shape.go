@@ -61,6 +61,8 @@ func shapeGen(in *Input) []Candidate {
 	}
 	if featuresRE.MatchString(msg) || featureNames.MatchString(msg) {
 		out = append(out, selectFitColumns(in)...)
+		out = append(out, alignSplitDummies(in)...)
+		out = append(out, fitColumnsWhereBuilt(in)...)
 	}
 	if m := inconsistent.FindStringSubmatch(msg); m != nil {
 		out = append(out, matchingSplit(in)...)
@@ -73,6 +75,9 @@ func shapeGen(in *Input) []Candidate {
 	}
 	if m := concatDimsRE.FindStringSubmatch(msg); m != nil {
 		out = append(out, addAxis(in, m)...)
+	}
+	if m := concatDimsRE.FindStringSubmatch(msg); strings.Contains(msg, "zero-dimensional arrays cannot be concatenated") || m != nil && (m[2] == "0" || m[4] == "0") {
+		out = append(out, atLeast1D(in)...)
 	}
 	return out
 }
@@ -121,6 +126,49 @@ func addAxis(in *Input, m []string) []Candidate {
 		return []Candidate{{
 			Fix:   analysis.Fix{Title: fmt.Sprintf("Make %s a column: %s[:, None]", e.Text, e.Text), Edits: []analysis.Edit{replaceAt(e.Range, e.Text+"[:, None]")}},
 			Keeps: fmt.Sprintf("the same values of %s, with the axis the other arrays have", e.Text),
+		}}
+	}
+	return nil
+}
+
+// atLeast1D makes every array of a concatenated sequence at least 1-D, so scalars (0-d
+// arrays, np.load of a saved scalar) join as one element each:
+// np.concatenate(weights) becomes np.concatenate([np.atleast_1d(a) for a in weights]).
+//
+// The concatenation may be inside a function the crash line calls (the run reports the
+// cell's top-level line): the crash line is searched first, then the cell, where it must
+// concatenate in one place only.
+func atLeast1D(in *Input) []Candidate {
+	var calls []analysis.Call
+	for _, c := range in.callsOnLine(in.crashLine()) {
+		if c.Expr != nil && len(c.Expr.Args) > 0 && strings.HasSuffix(c.Callee, ".concatenate") {
+			calls = append(calls, c)
+		}
+	}
+	if len(calls) == 0 {
+		// Function bodies included: the statements' trees hold them.
+		seen := map[string]bool{}
+		for l := range lines(in.Text) {
+			for _, c := range in.callsOnLine(l) {
+				if k := rangeKey(c.Range); !seen[k] && c.Expr != nil && len(c.Expr.Args) > 0 && strings.HasSuffix(c.Callee, ".concatenate") {
+					seen[k] = true
+					calls = append(calls, c)
+				}
+			}
+		}
+		if len(calls) != 1 {
+			return nil
+		}
+	}
+	for _, c := range calls {
+		mod := strings.TrimSuffix(c.Callee, ".concatenate")
+		seq := c.Expr.Args[0]
+		if seq.Kind != analysis.ExprName && seq.Kind != analysis.ExprAttribute {
+			continue
+		}
+		return []Candidate{{
+			Fix:   analysis.Fix{Title: fmt.Sprintf("Make each array of %s at least 1-D (%s.atleast_1d)", seq.Text, mod), Edits: []analysis.Edit{replaceAt(seq.Range, "["+mod+".atleast_1d(a) for a in "+seq.Text+"]")}},
+			Keeps: fmt.Sprintf("%s holds 0-d arrays (scalars), which cannot be concatenated; as 1-element arrays each joins the result with its value", seq.Text),
 		}}
 	}
 	return nil

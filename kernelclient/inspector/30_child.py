@@ -757,6 +757,12 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
                 msg = "<str() of the exception failed>"
             res = {"status": "error", "exception": type(e).__name__, "message": msg[:2000], "line": line,
                    "frames": frames}
+            try:
+                keys = _crash_keys(e, e.__traceback__, code, lmap)  # 34_crashkeys.py
+            except BaseException:
+                keys = None
+            if keys:
+                res["crash_keys"] = keys
     if _refusals:
         res = {"status": "refused", "refused": _refusals[0],
                "reason": "the cell tried a side effect a shadow run does not allow (%s); outcome unknown" % _refusals[0]}

@@ -441,6 +441,31 @@ class ShadowTest(unittest.TestCase):
         self.assertEqual(r["frames"][0]["text"], "y = df['Nope']")
         self.assertEqual(r["trace"], [{"line": 1, "names": {"x": {"type": "int", "repr": "1"}}}])
 
+    def test_crash_keys(self):
+        # A frame built in the crashing cell: its columns come from the child's own frame.
+        r = shadow("t2 = pd.DataFrame({'Total_Gross': [1], 'Year': [2]})\nv = t2['Total Gross (millions)']")
+        self.assertEqual((r["status"], r["exception"]), ("error", "KeyError"))
+        self.assertEqual(r["crash_keys"], [{"expr": "t2", "kind": "dataframe", "keys": ["Total_Gross", "Year"], "total": 2}])
+        # Attribute chains go through a frame's columns only; dict keys are dict.keys().
+        r = shadow("d2 = {'alpha': 1, 2: 'b'}\nw = d2['alpa']", trace=False)
+        self.assertEqual(r["crash_keys"], [{"expr": "d2", "kind": "dict", "keys": ["alpha", 2], "total": 2}])
+        r = shadow("t3 = pd.DataFrame({'a': [1]})\nt3.a.nope", trace=False)
+        self.assertEqual(r["exception"], "AttributeError")
+        self.assertEqual([c["expr"] for c in r["crash_keys"]], ["t3", "t3.a"])
+        # Nothing of a user object runs: its __getattr__ and properties are never called (had
+        # one run, its SystemExit would have cost the whole report).
+        r = shadow("class Boom:\n    def __getattr__(self, n):\n        raise SystemExit(3)\n"
+                   "    @property\n    def p(self):\n        raise SystemExit(4)\nb3 = Boom()\nb3d = {}\n"
+                   "b3d['k'] or b3.p.q['x'] or b3.nope[0]", trace=False)
+        self.assertEqual((r["status"], r["exception"]), ("error", "KeyError"))
+        self.assertEqual(r["crash_keys"], [{"expr": "b3d", "kind": "dict", "keys": [], "total": 0}])
+        # Raised inside a function the cell defines: the keys come from that call's frame.
+        r = shadow("def f5():\n    loc5 = {'alpha': 1}\n    return loc5['alpa']\nf5()", trace=False)
+        self.assertEqual(r["crash_keys"], [{"expr": "loc5", "kind": "dict", "keys": ["alpha"], "total": 1}])
+        r = shadow("b4 = {'k': 1}\nb4['k'] + undefined_q", trace=False)
+        self.assertEqual(r["exception"], "NameError")
+        self.assertNotIn("crash_keys", r)
+
     def test_lines_exact_with_magics(self):
         r = shadow("%matplotlib inline\nx = 1\n\n%time y = undefined_a")
         self.assertEqual((r["status"], r["exception"], r["line"]), ("error", "NameError", 4))

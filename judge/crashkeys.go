@@ -1,0 +1,21 @@
+package judge
+
+import (
+	"strings"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/facts"
+)
+
+// crashKeys returns the keys the cell's shadow run saw on its crash line (the objects it
+// subscripts or reads attributes of), when that run's crash is the one the finding is
+// about; the missing-name repairs take the labels that do exist from them.
+func crashKeys(r *facts.ShadowResult, f analysis.Finding) []facts.CrashKeys {
+	if r == nil || r.Status != facts.ShadowError || len(r.CrashKeys) == 0 {
+		return nil
+	}
+	if f.Exception != "" && !strings.EqualFold(f.Exception, r.Exception) && !strings.HasSuffix(r.Exception, f.Exception) && !strings.HasSuffix(f.Exception, r.Exception) {
+		return nil
+	}
+	return r.CrashKeys
+}
