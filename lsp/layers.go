@@ -26,6 +26,14 @@ var errStaleEpoch = errors.New("the kernel restarted during the pass")
 // run and whose cached answer is stale (the focus cell first), then the shadow run, the
 // LLM and fix verification for the focus cell. Each layer publishes as soon as it answers.
 func (rt *runtimeLayer) check(ctx context.Context, p *pass, res *analysis.Result) {
+	if rt.checked != nil {
+		passCtx := ctx
+		defer func() {
+			if passCtx.Err() == nil {
+				rt.checked(p)
+			}
+		}()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	d, snap, settings := p.d, p.snap, p.settings
@@ -71,7 +79,7 @@ func (rt *runtimeLayer) check(ctx context.Context, p *pass, res *analysis.Result
 		// NameErrors are certain (and the disproved ones go).
 		return rt.s.reanalyze(ctx, p)
 	}
-	sink := &layerSink{rt: rt, ctx: ctx, stop: cancel, p: p, a: a, epoch: epoch, execCount: execCount, verify: cv}
+	sink := &layerSink{rt: rt, ctx: ctx, stop: cancel, p: p, a: a, epoch: epoch, execCount: execCount, verify: cv, start: time.Now()}
 	jp.Publish = sink.publish
 	_, err := j.Run(ctx, jp)
 	switch {
@@ -151,7 +159,7 @@ type layerSink struct {
 	epoch, execCount int
 	// verify is the focus cell's verification state.
 	verify *cellVerify
-	// start times a batch of rules, for the trace.
+	// start times a batch of rules (its inspection included), for the trace.
 	start time.Time
 	total int
 }
@@ -227,9 +235,6 @@ func (s *layerSink) publish(ans judge.Answer) {
 // rules stores one cell's rules answer; the last of a batch publishes.
 func (s *layerSink) rules(c *notebook.Cell, ans judge.Answer) {
 	d, srv := s.p.d, s.rt.s
-	if s.start.IsZero() {
-		s.start = time.Now()
-	}
 	if ans.Err != nil {
 		if !d.updateLayersAt(c, s.epoch, func(l *cellLayers) {
 			l.checked, l.rulesExecCount, l.notes = true, s.execCount, ans.Notes
@@ -260,6 +265,6 @@ func (s *layerSink) rules(c *notebook.Cell, ans judge.Answer) {
 	if ans.Inspection != nil {
 		srv.tracef("rules of %s: %d finding(s) so far, facts as of run %d, %v", d.uri, s.total, ans.Inspection.ExecutionCount, time.Since(s.start).Round(time.Microsecond))
 	}
-	s.start, s.total = time.Time{}, 0
+	s.start, s.total = time.Now(), 0
 	srv.publish(s.ctx, d, s.p.gen)
 }

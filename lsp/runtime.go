@@ -57,6 +57,9 @@ type runtimeLayer struct {
 	rediscoverEvery time.Duration
 	// reattachEvery is reattachEvery (tests shorten it).
 	reattachEvery time.Duration
+	// checked, when set, is told of every pass whose kernel layers ran to their end (not
+	// cancelled): tests wait for the pipeline's last answer with it.
+	checked func(p *pass)
 }
 
 func newRuntimeLayer(s *Server) *runtimeLayer {
