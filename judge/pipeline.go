@@ -58,9 +58,11 @@ type Pass struct {
 	Rules []string
 	// Focus is the cell that gets the shadow run, the LLM and fix verification; "" for none.
 	Focus string
-	// Known is what earlier passes learned about Focus that still holds (same text, same
-	// kernel state): a layer whose answer is here is not asked again.
-	Known Known
+	// Known, when set, returns what earlier passes learned about Focus that still holds
+	// (same text, same kernel state): a layer whose answer is there is not asked again. It
+	// is asked once the rules have run, since their inspection may have told the caller a
+	// newer kernel execution count, which its caches are keyed by.
+	Known func() Known
 	// Only, when set, runs that layer alone for Focus (the editor's shadowRun command runs
 	// LayerShadow alone).
 	Only Layer
@@ -151,6 +153,8 @@ type focusState struct {
 	noShadow    string
 	notes       []string
 	shadowFinal bool
+	// known is what the caller knew (Pass.Known).
+	known Known
 }
 
 // Run runs the pass's layers and returns the merged verdict of its focus cell (nil without
@@ -181,11 +185,7 @@ func (j *Judge) Run(ctx context.Context, p Pass) (*CellVerdict, error) {
 		if idx < 0 {
 			return nil, fmt.Errorf("judge: no cell %q in %s", p.Focus, nb.URI)
 		}
-		k := p.Known
-		st = &focusState{cell: nb.Cells[idx], index: idx, checked: k.Checked, inspection: k.Inspection, rules: k.Rules, llm: k.LLM}
-		if k.Shadow != nil {
-			st.shadow, st.shadowFind, st.shadowFinal = k.Shadow, k.ShadowFindings, true
-		}
+		st = &focusState{cell: nb.Cells[idx], index: idx}
 	}
 	runs := func(l Layer) bool { return p.Only == "" || p.Only == l }
 
@@ -197,6 +197,22 @@ func (j *Judge) Run(ctx context.Context, p Pass) (*CellVerdict, error) {
 	}
 	if st == nil {
 		return nil, ctx.Err()
+	}
+	if p.Known != nil {
+		k := p.Known()
+		st.mu.Lock()
+		st.known = k
+		if !st.checked {
+			// Not checked in this pass: the cached facts and rules are the LLM's evidence.
+			st.checked, st.inspection, st.rules = k.Checked, k.Inspection, k.Rules
+		}
+		if k.Shadow != nil {
+			st.shadow, st.shadowFind, st.shadowFinal = k.Shadow, k.ShadowFindings, true
+		}
+		if k.LLMDone {
+			st.llm = k.LLM
+		}
+		st.mu.Unlock()
 	}
 
 	wait := func() {}
@@ -225,7 +241,7 @@ func (j *Judge) Run(ctx context.Context, p Pass) (*CellVerdict, error) {
 	st.mu.Unlock()
 	v := Merge(p.Focus, st.index, l)
 	if runs(LayerVerify) && v.Verdict == VerdictCrash {
-		if err := j.verifyStage(ctx, p, res, v, l.Shadow, insp, publish); err != nil {
+		if err := j.verifyStage(ctx, p, st.known, res, v, l.Shadow, insp, publish); err != nil {
 			return nil, err
 		}
 	}
@@ -474,7 +490,7 @@ func (j *Judge) llmStage(ctx context.Context, p Pass, res *analysis.Result, st *
 	if r != nil && (r.Status == facts.ShadowError || CleanShadow(r)) {
 		return nil // the real run in a copy of the kernel answered (a shortened clean run did not)
 	}
-	if p.Known.LLMDone {
+	if st.known.LLMDone {
 		return nil
 	}
 	end := func(string, bool) {}
@@ -514,8 +530,8 @@ func (j *Judge) llmStage(ctx context.Context, p Pass, res *analysis.Result, st *
 // verifyStage proves candidate fixes for the focus cell's predicted crashes (VerifyFixes)
 // and puts the result in v. Without a kernel or with the shadow layer off, the findings
 // only gain the repair library's evidence (what the call needed, what it got).
-func (j *Judge) verifyStage(ctx context.Context, p Pass, res *analysis.Result, v *CellVerdict, shadow *facts.ShadowResult, insp *facts.Inspection, publish func(Answer)) error {
-	if p.Known.Verified {
+func (j *Judge) verifyStage(ctx context.Context, p Pass, known Known, res *analysis.Result, v *CellVerdict, shadow *facts.ShadowResult, insp *facts.Inspection, publish func(Answer)) error {
+	if known.Verified {
 		return nil
 	}
 	active := j.Kernel != nil && j.Options.Shadow != ShadowOff && j.Options.Shadow != ""
@@ -539,12 +555,12 @@ func (j *Judge) verifyStage(ctx context.Context, p Pass, res *analysis.Result, v
 		}
 	}
 	req := VerifyRequest{Notebook: p.Notebook, Result: res, CellID: p.Focus, Findings: v.Findings, Shadow: shadow, Inspection: insp,
-		Known: make(map[string]Outcome, len(p.Known.Outcomes)),
+		Known: make(map[string]Outcome, len(known.Outcomes)),
 		OnOutcome: func(o Outcome, n, total int, now []analysis.Finding) {
 			publish(Answer{Layer: LayerVerify, Cell: p.Focus, Findings: now, Outcome: o, Tried: n, Total: total})
 			report(fmt.Sprintf("%d of %d candidate fixes tried", n, total), false)
 		}}
-	for k, o := range p.Known.Outcomes {
+	for k, o := range known.Outcomes {
 		req.Known[k] = o
 	}
 	var out []analysis.Finding

@@ -53,10 +53,19 @@ func (rt *runtimeLayer) check(ctx context.Context, p *pass, res *analysis.Result
 	if a != nil && settings.Rules.Enabled {
 		jp.Rules = staleCells(p, res, execCount)
 	}
-	var cv *cellVerify
+	sink := &layerSink{rt: rt, ctx: ctx, stop: cancel, p: p, a: a, epoch: epoch, execCount: execCount, start: time.Now()}
 	if focus := snap.Cell(p.focus); focus != nil && focus.Kind == notebook.Code && !focus.Executed() {
 		jp.Focus = focus.ID
-		jp.Known, cv = known(p, focus, execCount)
+		jp.Known = func() judge.Known {
+			// The count as the focus cell's layers begin (the rules' inspection may have
+			// raised it), as their answers will be stored.
+			if a != nil {
+				sink.execCount = max(sink.execCount, a.latestExecCount())
+			}
+			k, cv := known(p, focus, sink.execCount)
+			sink.verify = cv
+			return k
+		}
 	}
 	if jp.Focus == "" && len(jp.Rules) == 0 {
 		return
@@ -79,7 +88,6 @@ func (rt *runtimeLayer) check(ctx context.Context, p *pass, res *analysis.Result
 		// NameErrors are certain (and the disproved ones go).
 		return rt.s.reanalyze(ctx, p)
 	}
-	sink := &layerSink{rt: rt, ctx: ctx, stop: cancel, p: p, a: a, epoch: epoch, execCount: execCount, verify: cv, start: time.Now()}
 	jp.Publish = sink.publish
 	_, err := j.Run(ctx, jp)
 	switch {
@@ -154,8 +162,10 @@ type layerSink struct {
 	stop context.CancelFunc
 	p    *pass
 	a    *attachment
-	// epoch and execCount are the kernel's as the pass began: an answer is kept only while
-	// the kernel has not restarted since.
+	// epoch is the kernel's as the pass began: an answer is kept only while the kernel has
+	// not restarted since. execCount is the kernel's execution count the answers are
+	// stored at: as the pass began for the rules, as the focus cell's layers began for the
+	// others (judge.Pass.Known).
 	epoch, execCount int
 	// verify is the focus cell's verification state.
 	verify *cellVerify
