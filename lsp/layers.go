@@ -133,9 +133,11 @@ func known(p *pass, c *notebook.Cell, execCount int) (judge.Known, *cellVerify) 
 	var k judge.Known
 	if l := p.d.layersFor(c); l != nil {
 		// The facts and rules are the LLM's evidence even when stale (the stale ones are
-		// checked again first).
-		k.Inspection, k.Rules = l.inspection, l.rules
-		k.Checked = l.checked && l.rulesExecCount >= execCount && !p.force
+		// checked again first); rules turned off in the settings count for nothing.
+		if p.settings.Rules.Enabled {
+			k.Inspection, k.Rules = l.inspection, l.rules
+			k.Checked = l.checked && l.rulesExecCount >= execCount && !p.force
+		}
 		if l.shadow != nil && l.shadowExecCount >= execCount && !l.shadowProvisional && !p.force {
 			k.Shadow, k.ShadowFindings = l.shadow, l.shadowFind
 		}
