@@ -1,8 +1,9 @@
 // Package judge decides whether a notebook cell will crash by running premortem's layers in
 // order, cheapest first: static findings (analysis), runtime rules (analysis/rules over facts
 // from the kernel inspector), a shadow run in a forked kernel, and the LLM. It merges their
-// findings into one verdict per cell. Both `premortem check` and the language server use it,
-// so a cell gets the same answer in the terminal and in the editor.
+// findings into one verdict per cell. Both `premortem check` and the language server run the
+// layers through its one pipeline, Judge.Run (pipeline.go), so a cell gets the same answer
+// in the terminal and in the editor.
 package judge
 
 import "github.com/premortem/premortem/analysis"

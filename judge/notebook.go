@@ -463,7 +463,7 @@ func waitIdle(k *kernelclient.Launched, max time.Duration) string {
 }
 
 // kernelFailed reports whether judging the cell met a failed kernel request: the notes
-// Judge.Cell adds when inspection or the shadow run could not reach the kernel.
+// the pipeline adds when inspection or the shadow run could not reach the kernel.
 func kernelFailed(v *CellVerdict) bool {
 	if v == nil {
 		return false

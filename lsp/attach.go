@@ -31,9 +31,9 @@ type attachment struct {
 	mu sync.Mutex
 	// detail is the status tooltip line.
 	detail string
-	// count is the kernel's latest known execution count: cached facts taken at an older
-	// count are stale.
-	count int
+	// execCount is the kernel's latest known execution count: cached facts taken at an
+	// older one are stale.
+	execCount int
 	// waitingIdle is set when a check found the kernel busy: the next idle event
 	// reschedules.
 	waitingIdle bool
@@ -73,16 +73,18 @@ func (a *attachment) isDead() bool {
 	return a.dead != ""
 }
 
-func (a *attachment) executionCount() int {
+// latestExecCount is the kernel's latest known execution count.
+func (a *attachment) latestExecCount() int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.count
+	return a.execCount
 }
 
-func (a *attachment) sawCount(n int) {
+// sawExecCount records an execution count the kernel reported.
+func (a *attachment) sawExecCount(n int) {
 	a.mu.Lock()
-	if n > a.count {
-		a.count = n
+	if n > a.execCount {
+		a.execCount = n
 	}
 	a.mu.Unlock()
 }
@@ -456,7 +458,7 @@ func (rt *runtimeLayer) follow(ctx context.Context, a *attachment, shown string)
 			if ev.Ours {
 				continue
 			}
-			a.sawCount(ev.ExecutionCount)
+			a.sawExecCount(ev.ExecutionCount)
 			rt.ranInKernel(a, ev.Code)
 			rt.rescheduleFor(a, false)
 		case kernelclient.EventStatus:
@@ -584,7 +586,7 @@ func (rt *runtimeLayer) cellsRan(d *document) {
 		}
 	}
 	rt.s.mu.Unlock()
-	a.sawCount(max)
+	a.sawExecCount(max)
 }
 
 // maybeRediscover looks for the kernel of a notebook that has none when the client
@@ -624,7 +626,7 @@ func (rt *runtimeLayer) sendRestarting(a *attachment) {
 // without the runs of the old kernel.
 func (rt *runtimeLayer) kernelRestarted(a *attachment) {
 	a.mu.Lock()
-	a.count = 0
+	a.execCount = 0
 	a.dead = ""
 	a.waitingIdle = false
 	a.detail = joinDetail(detailRestarted, a.baseDetail)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/premortem/premortem/judge"
 	"slices"
 	"strings"
 
@@ -243,12 +244,12 @@ func (s *Server) explicitShadow(ctx context.Context, a *attachment, uri string) 
 	defer end()
 	p := &pass{d: d, gen: d.gen.Load(), snap: snap, settings: settings, focus: c.ID, force: true}
 	// The user asked for this run: wait for the full run's answer (progress shows it).
-	r, err := s.rt.shadow(ctx, p, a, res, c, mode, true, nil)
-	if l := d.layersFor(c); err == nil && r != nil && !cancelledByNewer(r) && l != nil && l.shadow != nil && !l.shadowProvisional {
+	r, err := s.rt.shadowNow(ctx, p, a, res, c, mode)
+	if l := d.layersFor(c); err == nil && r != nil && !judge.Superseded(r) && l != nil && l.shadow != nil && !l.shadowProvisional {
 		r = l.shadow
 	}
 	switch {
-	case cancelledByNewer(r) || (r == nil && a.shadow.newerThan(seq)):
+	case judge.Superseded(r) || (r == nil && a.shadow.newerThan(seq)):
 		return shadowCancelledAnswer, nil
 	case err != nil && errors.Is(err, kernelclient.ErrBusy):
 		return "", err

@@ -119,12 +119,12 @@ const DiagnosticSource = "premortem"
 
 // diagnosticData rides along in Diagnostic.data so code actions can find the finding again.
 type diagnosticData struct {
-	Cell   string `json:"cell"`
-	Layer  string `json:"layer"`
-	Code   string `json:"code"`
-	Fixes  int    `json:"fixes,omitempty"`
-	RunID  int    `json:"run,omitempty"`
-	Digest string `json:"digest"`
+	Cell      string `json:"cell"`
+	Layer     string `json:"layer"`
+	Code      string `json:"code"`
+	Fixes     int    `json:"fixes,omitempty"`
+	ExecCount int    `json:"run,omitempty"`
+	Digest    string `json:"digest"`
 }
 
 // diagnostic converts one finding. related points at other places (the defining cell).

@@ -134,10 +134,7 @@ func (s *Server) setNamespace(ctx context.Context, p *pass, names []string) bool
 	if names == nil {
 		return false
 	}
-	ns := make(map[string]bool, len(names))
-	for _, n := range names {
-		ns[n] = true
-	}
+	ns := judge.NameSet(names)
 	p.d.rmu.Lock()
 	defer p.d.rmu.Unlock()
 	if reflect.DeepEqual(ns, p.d.namespace) {

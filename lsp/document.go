@@ -64,28 +64,30 @@ type document struct {
 	verify verifyStore
 }
 
-// cellLayers is what the rules, shadow and LLM layers found for one cell text.
+// cellLayers is what the rules, shadow and LLM layers found for one cell text. The
+// kernel execution count each answer was taken at is its execCount: an answer older than
+// the kernel's latest count is stale.
 type cellLayers struct {
 	text string
 	// epoch is the document's kernel epoch the results belong to.
 	epoch int
-	// runID is the kernel execution count the facts were taken at.
-	runID      int
-	inspection *facts.Inspection
-	rules      []analysis.Finding
-	checked    bool
-	shadow     *facts.ShadowResult
-	shadowFind []analysis.Finding
-	// shadowRun is the kernel execution count the shadow run forked at; shadowProvisional
+	// rulesExecCount is the execution count the facts were taken at.
+	rulesExecCount int
+	inspection     *facts.Inspection
+	rules          []analysis.Finding
+	checked        bool
+	shadow         *facts.ShadowResult
+	shadowFind     []analysis.Finding
+	// shadowExecCount is the execution count the shadow run forked at; shadowProvisional
 	// marks a fast answer whose full run goes on (or was stopped by a newer pass, which
 	// then runs the cell again).
-	shadowRun         int
+	shadowExecCount   int
 	shadowProvisional bool
 	llm               []analysis.Finding
-	// llmDone is set once the LLM answered for this text, at kernel count llmRun.
-	llmDone bool
-	llmRun  int
-	notes   []string
+	// llmDone is set once the LLM answered for this text, at llmExecCount.
+	llmDone      bool
+	llmExecCount int
+	notes        []string
 	// version counts updates, so publish can tell the layers changed.
 	version int
 }

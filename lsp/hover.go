@@ -107,8 +107,8 @@ func (s *Server) hoverMarkdown(ctx context.Context, d *document, snap *notebook.
 	}
 	b.WriteString("\n\n")
 
-	if v, runID, ok := s.rt.value(ctx, d, cell, name); ok {
-		b.WriteString(formatValue(v, runID))
+	if v, execCount, ok := s.rt.value(ctx, d, cell, name); ok {
+		b.WriteString(formatValue(v, execCount))
 		b.WriteString("\n")
 	}
 	if line := d.tracedLine(cell, pos.Line); line != "" {

@@ -15,12 +15,12 @@ import (
 const maxHoverColumns = 12
 
 // formatValue renders one value's runtime facts as a compact Markdown table, "as of run N".
-func formatValue(v facts.Value, runID int) string {
+func formatValue(v facts.Value, execCount int) string {
 	var b strings.Builder
 	if !v.Exists {
 		fmt.Fprintf(&b, "`%s` is **not defined** in the kernel", v.Name)
-		if runID > 0 {
-			fmt.Fprintf(&b, " (as of run %d)", runID)
+		if execCount > 0 {
+			fmt.Fprintf(&b, " (as of run %d)", execCount)
 		}
 		b.WriteString(".\n")
 		if v.Error != "" {
@@ -125,8 +125,8 @@ func formatValue(v facts.Value, runID int) string {
 			fmt.Fprintf(&b, "| %s | %s | %s |\n", escapeCell(fmt.Sprint(c.Name)), code(c.Dtype), nulls)
 		}
 	}
-	if runID > 0 {
-		fmt.Fprintf(&b, "\n*as of run %d*", runID)
+	if execCount > 0 {
+		fmt.Fprintf(&b, "\n*as of run %d*", execCount)
 		if v.Sampled {
 			b.WriteString(" *(values from a sample)*")
 		}

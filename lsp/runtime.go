@@ -2,7 +2,6 @@ package lsp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -10,18 +9,16 @@ import (
 
 	"go.lsp.dev/protocol"
 
-	"github.com/premortem/premortem/analysis"
-	"github.com/premortem/premortem/analysis/rules"
 	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/kernelclient"
 	"github.com/premortem/premortem/notebook"
 )
 
-// This file is the kernel-backed part of a pass: attaching to the notebook's kernel,
-// re-checking cells with runtime rules after every run, shadow runs and the LLM. The
-// layers themselves live in package judge; this file decides when to run them, caches
-// their answers per cell text and kernel execution count, and publishes.
+// This file is the glue between a document and its kernel: the runtime layer's state (the
+// attachments, attach.go), the judge a pass runs with, waiting for a busy kernel, and the
+// runtime facts a hover shows. The layers run in package judge's pipeline (layers.go
+// calls it); attaching and following kernels is attach.go.
 
 // hoverInspectBudget bounds a live inspection made for a hover.
 const hoverInspectBudget = 300 * time.Millisecond
@@ -60,6 +57,9 @@ type runtimeLayer struct {
 	rediscoverEvery time.Duration
 	// reattachEvery is reattachEvery (tests shorten it).
 	reattachEvery time.Duration
+	// checked, when set, is told of every pass whose kernel layers ran to their end (not
+	// cancelled): tests wait for the pipeline's last answer with it.
+	checked func(p *pass)
 }
 
 func newRuntimeLayer(s *Server) *runtimeLayer {
@@ -132,166 +132,6 @@ func (rt *runtimeLayer) judgeFor(a *attachment, settings Settings, shadowMode st
 	return j
 }
 
-// check runs the kernel-backed layers for a pass: rules for every code cell that has not
-// run and whose cached answer is stale (the focus cell first), then a shadow run and the
-// LLM for the focus cell. Each layer publishes as soon as it answers.
-func (rt *runtimeLayer) check(ctx context.Context, p *pass, res *analysis.Result) {
-	d, snap, settings := p.d, p.snap, p.settings
-	a := rt.attachmentFor(d)
-	if a != nil && settings.Rules.Enabled {
-		if !rt.checkRules(ctx, p, a, res) {
-			return
-		}
-	}
-	focus := snap.Cell(p.focus)
-	if focus == nil || focus.Kind != notebook.Code || focus.Executed() || ctx.Err() != nil {
-		return
-	}
-	if a != nil && settings.Shadow.Mode != ShadowOff {
-		// An explicit shadow run (the shadowRun command) takes precedence over this
-		// automatic one: it is not started while one runs, and is cancelled when one
-		// starts (shadowGate). The gate is held until the background full run ends too.
-		if sctx, done, ok := a.shadow.beginAuto(ctx); ok {
-			rt.shadow(sctx, p, a, res, focus, settings.Shadow.Mode, false, done)
-		}
-	}
-	if rt.llm.active(settings) && ctx.Err() == nil {
-		rt.llm.predict(ctx, p, a, res, focus)
-	}
-	// Last, once every layer's squiggle is out: prove the candidate fixes (verify.go).
-	rt.verify(ctx, p, a, res, focus)
-}
-
-// checkRules inspects and runs the rules for stale cells: the focus cell alone first (the
-// user is looking at it), then every other cell that has not run in one batched inspection,
-// so a run in a long notebook costs one kernel round trip, not one per cell. It returns
-// false when the pass must stop (cancelled, or the kernel is busy and the next idle event
-// will retry).
-func (rt *runtimeLayer) checkRules(ctx context.Context, p *pass, a *attachment, res *analysis.Result) bool {
-	d, snap := p.d, p.snap
-	count := a.executionCount()
-	stale := func(c *notebook.Cell) bool {
-		if c.Kind != notebook.Code || c.Executed() || res.Facts[c.ID] == nil {
-			return false
-		}
-		l := d.layersFor(c)
-		return l == nil || !l.checked || l.runID < count || p.force
-	}
-	var rest []*notebook.Cell
-	for _, c := range snap.Cells {
-		if c.ID != p.focus && stale(c) {
-			rest = append(rest, c)
-		}
-	}
-	if c := snap.Cell(p.focus); c != nil && stale(c) {
-		if !rt.inspectAndCheck(ctx, p, a, res, []*notebook.Cell{c}, 50*time.Millisecond) {
-			return false
-		}
-	}
-	if len(rest) == 0 {
-		return true
-	}
-	return rt.inspectAndCheck(ctx, p, a, res, rest, 150*time.Millisecond)
-}
-
-// inspectAndCheck takes one inspection of every name the cells need and runs the rules on
-// each cell, then publishes.
-func (rt *runtimeLayer) inspectAndCheck(ctx context.Context, p *pass, a *attachment, res *analysis.Result, cells []*notebook.Cell, budget time.Duration) bool {
-	d := p.d
-	if a.k.State() == kernelclient.StateBusy {
-		rt.waitIdle(a)
-		return false
-	}
-	count := a.executionCount()
-	epoch := d.kernelEpoch()
-	seen := map[string]bool{}
-	var names []string
-	for _, c := range cells {
-		for _, n := range rules.Wanted(res.Facts[c.ID]) {
-			if !seen[n] {
-				seen[n] = true
-				names = append(names, n)
-			}
-		}
-	}
-	start := time.Now()
-	insp, err := a.k.Inspect(ctx, kernelclient.InspectRequest{Names: names, Budget: budget, Namespace: true})
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		return false
-	case errors.Is(err, kernelclient.ErrBusy):
-		rt.waitIdle(a)
-		return false
-	case errors.Is(err, kernelclient.ErrClosed), errors.Is(err, kernelclient.ErrRestarted):
-		// Detached, or the kernel restarted under the request: follow handles both.
-		return false
-	case errors.Is(err, kernelclient.ErrDead):
-		// markDead shows the one visible message of this death, whether the heartbeat or
-		// this request noticed first.
-		rt.markDead(a, "it died during an inspection: "+err.Error())
-		return false
-	default:
-		for _, c := range cells {
-			d.updateLayersAt(c, epoch, func(l *cellLayers) {
-				l.checked, l.runID, l.notes = true, count, []string{"runtime facts unavailable: " + err.Error()}
-			})
-		}
-		rt.s.logf(protocol.MessageTypeWarning, "runtime facts unavailable: %v", err)
-		return true
-	}
-	a.sawCount(insp.ExecutionCount)
-	env := &rules.Env{
-		Values:         insp.Values,
-		Namespace:      nameSet(insp.Namespace),
-		Imported:       nameSet(insp.Imported),
-		ExecutionCount: insp.ExecutionCount,
-	}
-	if res.Flow != nil {
-		env.LastDefiner = func(name string) (int, int, bool) {
-			def, ok := res.Flow.LastDefinition(name)
-			return def.Index, def.ExecutionOrder, ok
-		}
-	}
-	total := 0
-	for _, c := range cells {
-		// Each cell gets its own copy: the notebook-order rules need to know where on the
-		// page the checked cell sits.
-		cellEnv := *env
-		cellEnv.Cell, cellEnv.HasCell = p.snap.Index(c.ID), true
-		fs := rules.Check(c.ID, res.Facts[c.ID], &cellEnv)
-		total += len(fs)
-		if !d.updateLayersAt(c, epoch, func(l *cellLayers) {
-			l.inspection, l.rules, l.checked = insp, fs, true
-			l.runID = max(count, insp.ExecutionCount)
-		}) {
-			return false // the kernel restarted: these facts are the old kernel's
-		}
-	}
-	rt.s.tracef("rules for %d cell(s) of %s: %d finding(s), facts as of run %d, %v", len(cells), d.uri, total, insp.ExecutionCount, time.Since(start).Round(time.Microsecond))
-	if rt.s.setNamespace(ctx, p, insp.Namespace) {
-		// The static layer now knows which names the kernel holds: re-analyze so its
-		// NameErrors are certain (and the disproved ones go).
-		if _, err := rt.s.reanalyze(ctx, p); err != nil {
-			return false
-		}
-	}
-	rt.s.publish(ctx, d, p.gen)
-	return ctx.Err() == nil
-}
-
-// nameSet turns a name list into a set; nil stays nil (unknown).
-func nameSet(names []string) map[string]bool {
-	if names == nil {
-		return nil
-	}
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
-}
-
 func (rt *runtimeLayer) waitIdle(a *attachment) {
 	a.mu.Lock()
 	a.waitingIdle = true
@@ -341,8 +181,8 @@ func (rt *runtimeLayer) status(d *document) string {
 	if a.dead != "" {
 		return fmt.Sprintf("premortem: kernel %s lost (%s)", a.label, a.dead)
 	}
-	if a.count > 0 {
-		return fmt.Sprintf("premortem: kernel %s attached, as of run %d", a.label, a.count)
+	if a.execCount > 0 {
+		return fmt.Sprintf("premortem: kernel %s attached, as of run %d", a.label, a.execCount)
 	}
 	return fmt.Sprintf("premortem: kernel %s attached", a.label)
 }

@@ -2,7 +2,7 @@ package lsp
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"sync"
 
 	"github.com/premortem/premortem/analysis"
@@ -11,111 +11,53 @@ import (
 	"github.com/premortem/premortem/notebook"
 )
 
-// This file is the editor's side of a shadow run: judge.ShadowRunStaged answers within the
-// budget (the fast dev run's answer, or "still running") while the full run goes on; the
-// provisional answer is published at once, a $/progress shows the background run, and its
-// final answer replaces the provisional one when it comes. A new pass (an edit, a run)
-// cancels the pass's context, which kills both children.
+// This file is the editor's explicit shadow run (the shadowRun command): judge's pipeline
+// with its shadow layer alone, waiting for the full run's answer (the automatic runs of a
+// pass go through layers.go), and the outcome-unknown diagnostic. The provisional answer
+// is published at once and a $/progress shows the background full run, as in a pass.
 
-// shadow runs the focus cell in forked kernels, unless its cached final result is current,
-// and returns the answer it published first, or why there is none (the shadowRun command
-// tells the user: a busy kernel, a dead one). Unless wait is set it returns at that first
-// answer, while the full run may still go on in a goroutine bound to ctx (the pass's).
-// finished, when set, is called once everything has ended (the shadow gate's release).
-// Answers forked from a kernel that has since restarted are not kept (the epoch check).
-func (rt *runtimeLayer) shadow(ctx context.Context, p *pass, a *attachment, res *analysis.Result, c *notebook.Cell, mode string, wait bool, finished func()) (*facts.ShadowResult, error) {
-	count := a.executionCount()
-	epoch := p.d.kernelEpoch()
-	if l := p.d.layersFor(c); l != nil && l.shadow != nil && l.shadowRun >= count && !l.shadowProvisional && !p.force {
-		if finished != nil {
-			finished()
-		}
-		return l.shadow, nil
-	}
+// shadowNow shadow-runs c in mode and waits for the final answer, which it returns (the
+// first one when no final came), or why there is none (the command tells the user: a busy
+// kernel, a dead one, a newer run that cancelled it: then the result is the cancelled
+// child's). Answers forked from a kernel that has since restarted are not kept.
+func (rt *runtimeLayer) shadowNow(ctx context.Context, p *pass, a *attachment, res *analysis.Result, c *notebook.Cell, mode string) (*facts.ShadowResult, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	j := rt.judgeFor(a, p.settings, mode)
-	cf := res.Facts[c.ID]
-	first, done := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	var (
-		mu       sync.Mutex
-		firstRes *facts.ShadowResult
-		runErr   error
-	)
-	answered := func(r *facts.ShadowResult) {
-		once.Do(func() {
-			mu.Lock()
-			firstRes = r
-			mu.Unlock()
-			close(first)
-		})
-	}
-	var endProgress func()
-	store := func(r *facts.ShadowResult, provisional bool) {
-		rt.noteSandbox(a, r)
-		fs, notes := judge.ShadowFindings(c.ID, c.Text, cf, r)
-		if !p.d.updateLayersAt(c, epoch, func(l *cellLayers) {
-			l.shadow, l.shadowFind, l.shadowRun, l.shadowProvisional = r, fs, count, provisional
-			l.notes = append(l.notes, notes...)
-		}) {
-			return // forked from the kernel before its restart: nothing to keep
-		}
-		rt.s.publish(ctx, p.d, p.gen)
-		if len(r.Trace) > 0 {
-			rt.s.refreshInlayHints()
-		}
-	}
-	early := func(r *facts.ShadowResult) {
-		// The progress begins before the provisional answer shows, so a client never sees a
-		// provisional answer without knowing that a better one is coming.
-		endProgress = rt.llm.beginProgress(ctx, fmt.Sprintf("premortem: full shadow run of cell %d goes on (up to %s)", p.snap.Index(c.ID)+1, fullLimit(p.settings)))
-		store(r, true)
-		answered(r)
-	}
-	go func() {
-		defer rt.recoverTo("collecting a shadow run")
-		defer close(done)
-		defer answered(nil)
-		if finished != nil {
-			defer finished()
-		}
-		r, err := j.ShadowRunStaged(ctx, c.Text, cf, early)
-		if endProgress != nil {
-			endProgress()
-		}
-		if err != nil {
-			if ctx.Err() == nil {
-				rt.s.tracef("shadow run of %s: %v", c.ID, err)
+	sink := &layerSink{rt: rt, ctx: ctx, stop: cancel, p: p, a: a, epoch: p.d.kernelEpoch(), execCount: a.latestExecCount()}
+	var mu sync.Mutex
+	var first, final *facts.ShadowResult
+	var runErr error
+	jp := judge.Pass{Notebook: p.snap, Static: res, Focus: c.ID, Only: judge.LayerShadow, Progress: rt.s.progress(ctx),
+		Publish: func(ans judge.Answer) {
+			sink.publish(ans)
+			if ans.Layer != judge.LayerShadow {
+				return
 			}
 			mu.Lock()
-			runErr = err
-			mu.Unlock()
-			return
-		}
-		if r == nil {
-			return
-		}
-		if !cancelledByNewer(r) { // not an answer about the cell: the newer run's is
-			store(r, false)
-		}
-		answered(r)
-	}()
-	if wait {
-		<-done
-	} else {
-		<-first
-	}
+			defer mu.Unlock()
+			switch {
+			case errors.Is(ans.Err, judge.ErrSuperseded):
+				final = ans.Shadow
+			case ans.Err != nil:
+				runErr = ans.Err
+			case first == nil:
+				first = ans.Shadow
+			}
+			if ans.Err == nil && !ans.Provisional {
+				final = ans.Shadow
+			}
+		}}
+	_, err := j.Run(ctx, jp)
 	mu.Lock()
 	defer mu.Unlock()
-	if wait && runErr == nil && firstRes != nil && firstRes.Status == facts.ShadowRunning {
-		return firstRes, nil
+	if final == nil {
+		final = first
 	}
-	return firstRes, runErr
-}
-
-// fullLimit is the background full run's limit as the user set it.
-func fullLimit(st Settings) string {
-	d := max(st.Shadow.FullTimeout.D(), st.Shadow.Timeout.D())
-	return d.String()
+	if runErr == nil && final == nil {
+		runErr = err
+	}
+	return final, runErr
 }
 
 // unknownDiagnostic is the information-level finding shown on a cell's first line when the

@@ -2,10 +2,7 @@ package lsp
 
 import (
 	"context"
-	"strings"
 	"sync"
-
-	"github.com/premortem/premortem/facts"
 )
 
 // shadowGate orders the shadow runs on one kernel. The inspector keeps one shadow child
@@ -95,10 +92,4 @@ func (g *shadowGate) newerThan(seq uint64) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.explicitSeq > seq
-}
-
-// cancelledByNewer reports whether a shadow result is the inspector's answer for a child
-// it killed because a newer run started.
-func cancelledByNewer(r *facts.ShadowResult) bool {
-	return r != nil && r.Status == facts.ShadowDied && strings.HasPrefix(r.Reason, "cancelled")
 }

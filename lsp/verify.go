@@ -1,23 +1,19 @@
 package lsp
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/judge"
-	"github.com/premortem/premortem/kernelclient"
 	"github.com/premortem/premortem/notebook"
 )
 
-// This file is fix verification in the editor: after the squiggle of a predicted crash is
-// published (static, rules, shadow, LLM), the focus cell's candidate repairs are shadow-run
-// one at a time (judge.VerifyFixes). Each candidate proven to make the cell run is
-// published at once: the finding's fixes are replaced by the verified ones, so the
-// diagnostic's data and the code actions change and the client asks for them again.
+// This file is what the editor keeps of fix verification. Verification itself is the last
+// layer of judge's pipeline: after the squiggle of a predicted crash is published (static,
+// rules, shadow, LLM), the focus cell's candidate repairs are shadow-run one at a time
+// (judge.VerifyFixes). Each candidate proven to make the cell run is published at once
+// (layers.go records it here): the finding's fixes are replaced by the verified ones, so
+// the diagnostic's data and the code actions change and the client asks for them again.
 // Verification belongs to the pass: the next edit or run cancels it; a busy kernel stops
 // it (kernelclient.ErrBusy) and the next idle event resumes it from the outcomes already
 // collected, which are kept per cell text and kernel execution count.
@@ -33,7 +29,8 @@ type verifyStore struct {
 // cellVerify is what verification learned about one cell text at one kernel state.
 type cellVerify struct {
 	text string
-	run  int
+	// execCount is the kernel execution count the outcomes are about.
+	execCount int
 	// known are the outcomes of the candidates run so far.
 	known map[string]judge.Outcome
 	// findings are the findings with verified fixes, as of the last outcome; matched to
@@ -42,10 +39,6 @@ type cellVerify struct {
 	done     bool
 }
 
-var verifyProgressSeq atomic.Int64
-
-// state returns the cell's verification state for its current text and kernel count,
-// starting a fresh one when either changed.
 // reset forgets every cell's verification: after a kernel restart the proofs were about
 // another kernel's state, and execution counts start again (a count could match).
 func (vs *verifyStore) reset() {
@@ -55,15 +48,17 @@ func (vs *verifyStore) reset() {
 	vs.mu.Unlock()
 }
 
-func (vs *verifyStore) state(c *notebook.Cell, run int) *cellVerify {
+// state returns the cell's verification state for its current text and kernel execution
+// count, starting a fresh one when either changed.
+func (vs *verifyStore) state(c *notebook.Cell, execCount int) *cellVerify {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	if vs.cells == nil {
 		vs.cells = map[string]*cellVerify{}
 	}
 	cv := vs.cells[c.ID]
-	if cv == nil || cv.text != c.Text || cv.run != run {
-		cv = &cellVerify{text: c.Text, run: run, known: map[string]judge.Outcome{}}
+	if cv == nil || cv.text != c.Text || cv.execCount != execCount {
+		cv = &cellVerify{text: c.Text, execCount: execCount, known: map[string]judge.Outcome{}}
 		vs.cells[c.ID] = cv
 	}
 	return cv
@@ -118,111 +113,4 @@ func (vs *verifyStore) withVerified(c *notebook.Cell, fs []analysis.Finding) []a
 		out[i] = f
 	}
 	return out
-}
-
-// verify runs fix verification for the focus cell of a pass, after every other layer has
-// published. It returns at once when the cell has no crash finding, verification for this
-// cell text and kernel state is complete, or the shadow layer is off.
-func (rt *runtimeLayer) verify(ctx context.Context, p *pass, a *attachment, res *analysis.Result, c *notebook.Cell) {
-	if a == nil || p.settings.Shadow.Mode == ShadowOff || ctx.Err() != nil {
-		return
-	}
-	d := p.d
-	count := a.executionCount()
-	cv := d.verify.state(c, count)
-	d.verify.mu.Lock()
-	done := cv.done && !p.force
-	d.verify.mu.Unlock()
-	if done {
-		return
-	}
-	idx := p.snap.Index(c.ID)
-	fs := d.merged(res, c, idx, p.settings)
-	crash := false
-	for _, f := range fs {
-		crash = crash || (f.Exception != "" && (f.Severity == analysis.SeverityError || f.Severity == analysis.SeverityWarning))
-	}
-	if !crash {
-		return
-	}
-	if a.k.State() == kernelclient.StateBusy {
-		rt.waitIdle(a)
-		return
-	}
-	// Verification forks shadow children too, and a new shadow run kills the running ones:
-	// it goes through the attachment's gate as an automatic run, after the pass's shadow
-	// run (its background full run included) has ended, and an explicit shadowRun cancels
-	// it (the next pass resumes from the outcomes kept in cv).
-	vctx, release, ok := a.shadow.beginAuto(ctx)
-	if !ok {
-		return
-	}
-	defer release()
-	ctx = vctx
-	req := judge.VerifyRequest{Notebook: p.snap, Result: res, CellID: c.ID, Findings: fs}
-	if l := d.layersFor(c); l != nil {
-		req.Shadow, req.Inspection = l.shadow, l.inspection
-	}
-	d.verify.mu.Lock()
-	req.Known = make(map[string]judge.Outcome, len(cv.known))
-	for k, o := range cv.known {
-		req.Known[k] = o
-	}
-	d.verify.mu.Unlock()
-	report := rt.verifyProgress(ctx)
-	defer report("", true)
-	req.OnOutcome = func(o judge.Outcome, n, total int, now []analysis.Finding) {
-		d.verify.record(cv, o, now)
-		report(fmt.Sprintf("%d of %d candidate fixes tried", n, total), false)
-		if o.Verified {
-			// A proven fix appears at once.
-			rt.s.publish(ctx, d, p.gen)
-		}
-	}
-	j := rt.judgeFor(a, p.settings, p.settings.Shadow.Mode)
-	out, err := j.VerifyFixes(ctx, req)
-	switch {
-	case err == nil:
-		d.verify.record(cv, judge.Outcome{}, out)
-		d.verify.mu.Lock()
-		cv.done = true
-		d.verify.mu.Unlock()
-	case ctx.Err() != nil:
-		return
-	case errors.Is(err, kernelclient.ErrBusy):
-		rt.waitIdle(a) // resumes from cv.known on the next idle event
-		return
-	default:
-		rt.s.tracef("fix verification for %s: %v", c.ID, err)
-		d.verify.record(cv, judge.Outcome{}, out)
-	}
-	rt.s.publish(ctx, d, p.gen)
-}
-
-// verifyProgress starts a $/progress report for verification when the client supports it;
-// the returned function reports a message, or ends the progress.
-func (rt *runtimeLayer) verifyProgress(ctx context.Context) func(msg string, end bool) {
-	s := rt.s
-	s.mu.Lock()
-	supported := s.client.workDoneProgress
-	s.mu.Unlock()
-	if !supported || s.conn == nil {
-		return func(string, bool) {}
-	}
-	token := fmt.Sprintf("premortem-verify-%d", verifyProgressSeq.Add(1))
-	if _, err := s.conn.Call(ctx, "window/workDoneProgress/create", WorkDoneProgressCreateParams{Token: token}, nil); err != nil {
-		s.tracef("workDoneProgress/create: %v", err)
-		return func(string, bool) {}
-	}
-	s.notify("$/progress", ProgressParams{Token: token, Value: WorkDoneProgressValue{Kind: "begin", Title: "premortem: verifying fixes in a copy of the kernel"}})
-	var once sync.Once
-	return func(msg string, end bool) {
-		if end {
-			once.Do(func() {
-				s.notify("$/progress", ProgressParams{Token: token, Value: WorkDoneProgressValue{Kind: "end"}})
-			})
-			return
-		}
-		s.notify("$/progress", ProgressParams{Token: token, Value: WorkDoneProgressValue{Kind: "report", Message: msg}})
-	}
 }
