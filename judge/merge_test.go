@@ -13,7 +13,7 @@ func rng(line, c0, c1 int) analysis.Range {
 	return analysis.Range{Start: analysis.Position{Line: line, Character: c0}, End: analysis.Position{Line: line, Character: c1}}
 }
 
-func finding(src analysis.Source, sev analysis.Severity, code, exc string, line, c0, c1 int) analysis.Finding {
+func mkFinding(src analysis.Source, sev analysis.Severity, code, exc string, line, c0, c1 int) analysis.Finding {
 	return analysis.Finding{Cell: "c", Source: src, Severity: sev, Code: code, Exception: exc, Message: code + " message",
 		Range: rng(line, c0, c1), Evidence: []string{string(src) + " evidence"}}
 }
@@ -74,41 +74,41 @@ func TestMerge(t *testing.T) {
 		},
 		{
 			name:    "rule error without shadow",
-			layers:  Layers{Rules: []analysis.Finding{finding(R, E, "missing-column", "KeyError", 1, 14, 19)}, RuntimeChecked: true},
+			layers:  Layers{Rules: []analysis.Finding{mkFinding(R, E, "missing-column", "KeyError", 1, 14, 19)}, RuntimeChecked: true},
 			verdict: VerdictCrash, conf: 0.9, want: []brief{{R, E, "missing-column", "KeyError", 2}},
 		},
 		{
 			name: "shadow confirms the rule: one finding, the rule's code, shadow source",
-			layers: Layers{Rules: []analysis.Finding{withFix(finding(R, E, "missing-column", "KeyError", 1, 14, 19), "Use column 'Age'")},
+			layers: Layers{Rules: []analysis.Finding{withFix(mkFinding(R, E, "missing-column", "KeyError", 1, 14, 19), "Use column 'Age'")},
 				Shadow: shadowKeyError, ShadowFindings: []analysis.Finding{shadowKeyFind}, RuntimeChecked: true},
 			verdict: VerdictCrash, conf: 1, want: []brief{{S, E, "missing-column", "KeyError", 2}},
 		},
 		{
 			name: "shadow confirms rule and static on the same line: still one finding",
 			layers: Layers{
-				Static: []analysis.Finding{finding(St, E, "undefined-name", "KeyError", 1, 3, 5)},
-				Rules:  []analysis.Finding{withFix(finding(R, E, "missing-column", "KeyError", 1, 14, 19), "Use column 'Age'")},
+				Static: []analysis.Finding{mkFinding(St, E, "undefined-name", "KeyError", 1, 3, 5)},
+				Rules:  []analysis.Finding{withFix(mkFinding(R, E, "missing-column", "KeyError", 1, 14, 19), "Use column 'Age'")},
 				Shadow: shadowKeyError, ShadowFindings: []analysis.Finding{shadowKeyFind}},
 			verdict: VerdictCrash, conf: 1, want: []brief{{S, E, "missing-column", "KeyError", 2}},
 		},
 		{
 			name: "shadow crash with a rule finding of another exception on the same line: both stand, shadow first",
-			layers: Layers{Rules: []analysis.Finding{finding(R, W, "dtype", "TypeError", 1, 0, 3)},
+			layers: Layers{Rules: []analysis.Finding{mkFinding(R, W, "dtype", "TypeError", 1, 0, 3)},
 				Shadow: shadowKeyError, ShadowFindings: []analysis.Finding{shadowKeyFind}},
 			verdict: VerdictCrash, conf: 1, want: []brief{{S, E, "key-error", "KeyError", 2}, {R, W, "dtype", "TypeError", 2}},
 		},
 		{
 			name: "shadow crash and a rule prediction on a later line: both stand",
-			layers: Layers{Rules: []analysis.Finding{finding(R, E, "not-fitted", "NotFittedError", 4, 0, 3)},
+			layers: Layers{Rules: []analysis.Finding{mkFinding(R, E, "not-fitted", "NotFittedError", 4, 0, 3)},
 				Shadow: shadowKeyError, ShadowFindings: []analysis.Finding{shadowKeyFind}},
 			verdict: VerdictCrash, conf: 1, want: []brief{{S, E, "key-error", "KeyError", 2}, {R, E, "not-fitted", "NotFittedError", 5}},
 		},
 		{
 			name: "clean shadow run dismisses crash predictions of every layer",
 			layers: Layers{
-				Static: []analysis.Finding{finding(St, E, "undefined-name", "NameError", 0, 0, 3)},
-				Rules:  []analysis.Finding{finding(R, E, "missing-column", "KeyError", 1, 14, 19)},
-				LLM:    []analysis.Finding{finding(L, W, "llm-crash", "ValueError", 2, 0, 3)},
+				Static: []analysis.Finding{mkFinding(St, E, "undefined-name", "NameError", 0, 0, 3)},
+				Rules:  []analysis.Finding{mkFinding(R, E, "missing-column", "KeyError", 1, 14, 19)},
+				LLM:    []analysis.Finding{mkFinding(L, W, "llm-crash", "ValueError", 2, 0, 3)},
 				Shadow: &facts.ShadowResult{Status: facts.ShadowOK}, RuntimeChecked: true},
 			verdict: VerdictOK, conf: 0.97, want: []brief{},
 			wantNote: "3 crash predictions dismissed (1 rules, 1 static, 1 llm)",
@@ -116,7 +116,7 @@ func TestMerge(t *testing.T) {
 		{
 			name: "clean shadow run keeps hazards that are not crashes",
 			layers: Layers{
-				Static: []analysis.Finding{finding(St, W, "stale-definition", "", 0, 0, 3)},
+				Static: []analysis.Finding{mkFinding(St, W, "stale-definition", "", 0, 0, 3)},
 				Shadow: &facts.ShadowResult{Status: facts.ShadowOK}},
 			verdict: VerdictOK, conf: 0.97, want: []brief{{St, W, "stale-definition", "", 1}},
 		},
@@ -127,7 +127,7 @@ func TestMerge(t *testing.T) {
 		},
 		{
 			name: "a clean fast dev run that shortened a loop proves nothing: the rule warning is not dismissed",
-			layers: Layers{Rules: []analysis.Finding{finding(R, W, "dtype", "TypeError", 3, 0, 3)},
+			layers: Layers{Rules: []analysis.Finding{mkFinding(R, W, "dtype", "TypeError", 3, 0, 3)},
 				Shadow: &facts.ShadowResult{Status: facts.ShadowOK, DevRun: shortLoop}, RuntimeChecked: true},
 			verdict: VerdictCrash, conf: 0.6, want: []brief{{R, W, "dtype", "TypeError", 4}},
 		},
@@ -143,7 +143,7 @@ func TestMerge(t *testing.T) {
 		},
 		{
 			name: "shadow timeout does not hide a certain rule",
-			layers: Layers{Rules: []analysis.Finding{finding(R, E, "missing-column", "KeyError", 1, 14, 19)},
+			layers: Layers{Rules: []analysis.Finding{mkFinding(R, E, "missing-column", "KeyError", 1, 14, 19)},
 				Shadow: &facts.ShadowResult{Status: facts.ShadowTimeout}},
 			verdict: VerdictCrash, conf: 0.9, want: []brief{{R, E, "missing-column", "KeyError", 2}},
 		},
@@ -155,14 +155,14 @@ func TestMerge(t *testing.T) {
 		{
 			name: "LLM guesses the real run contradicts are dropped; its note on the crash line stays as info",
 			layers: Layers{
-				LLM:    []analysis.Finding{finding(L, E, "llm-crash", "KeyError", 1, 0, 3), finding(L, W, "llm-crash", "ValueError", 3, 0, 3)},
+				LLM:    []analysis.Finding{mkFinding(L, E, "llm-crash", "KeyError", 1, 0, 3), mkFinding(L, W, "llm-crash", "ValueError", 3, 0, 3)},
 				Shadow: shadowKeyError, ShadowFindings: []analysis.Finding{shadowKeyFind}},
 			verdict: VerdictCrash, conf: 1, want: []brief{{S, E, "key-error", "KeyError", 2}, {L, I, "llm-crash", "KeyError", 2}},
 		},
 		{
 			name: "a weak warning is listed but does not make a crash verdict",
 			layers: Layers{LLM: []analysis.Finding{func() analysis.Finding {
-				f := finding(L, W, "llm-crash", "ValueError", 0, 0, 1)
+				f := mkFinding(L, W, "llm-crash", "ValueError", 0, 0, 1)
 				f.Confidence = 0.3
 				return f
 			}()}},
@@ -171,17 +171,17 @@ func TestMerge(t *testing.T) {
 		{
 			name: "rules and static predicting the same crash on a line are shown once",
 			layers: Layers{
-				Static:         []analysis.Finding{finding(St, E, "undefined-name", "NameError", 0, 6, 13)},
-				Rules:          []analysis.Finding{finding(R, E, "undefined-name", "NameError", 0, 6, 13)},
-				LLM:            []analysis.Finding{finding(L, W, "llm-crash", "builtins.NameError", 0, 0, 3)},
+				Static:         []analysis.Finding{mkFinding(St, E, "undefined-name", "NameError", 0, 6, 13)},
+				Rules:          []analysis.Finding{mkFinding(R, E, "undefined-name", "NameError", 0, 6, 13)},
+				LLM:            []analysis.Finding{mkFinding(L, W, "llm-crash", "builtins.NameError", 0, 0, 3)},
 				RuntimeChecked: true},
 			verdict: VerdictCrash, conf: 0.9, want: []brief{{R, E, "undefined-name", "NameError", 1}},
 		},
 		{
 			name: "errors sort before warnings, shadow before rules before static",
 			layers: Layers{
-				Static: []analysis.Finding{finding(St, E, "undefined-name", "NameError", 0, 0, 3), finding(St, W, "stale-definition", "", 0, 0, 3)},
-				Rules:  []analysis.Finding{finding(R, E, "missing-column", "KeyError", 3, 0, 3)}},
+				Static: []analysis.Finding{mkFinding(St, E, "undefined-name", "NameError", 0, 0, 3), mkFinding(St, W, "stale-definition", "", 0, 0, 3)},
+				Rules:  []analysis.Finding{mkFinding(R, E, "missing-column", "KeyError", 3, 0, 3)}},
 			verdict: VerdictCrash, conf: 0.9,
 			want: []brief{{R, E, "missing-column", "KeyError", 4}, {St, E, "undefined-name", "NameError", 1}, {St, W, "stale-definition", "", 1}},
 		},
@@ -214,9 +214,9 @@ func TestMerge(t *testing.T) {
 // TestMergeConfirmedKeepsRuleDetail checks what the user sees of a confirmed crash: the
 // rule's precise range and fix, the shadow run's evidence first, each evidence line once.
 func TestMergeConfirmedKeepsRuleDetail(t *testing.T) {
-	rule := withFix(finding(analysis.SourceRules, analysis.SeverityError, "missing-column", "KeyError", 1, 14, 19), "Use column 'Age'")
+	rule := withFix(mkFinding(analysis.SourceRules, analysis.SeverityError, "missing-column", "KeyError", 1, 14, 19), "Use column 'Age'")
 	rule.Evidence = []string{"df: DataFrame 891x11", "df was last set by cell 3"}
-	static := finding(analysis.SourceStatic, analysis.SeverityError, "other", "KeyError", 1, 0, 4)
+	static := mkFinding(analysis.SourceStatic, analysis.SeverityError, "other", "KeyError", 1, 0, 4)
 	static.Evidence = []string{"df: DataFrame 891x11", "static evidence"}
 	v := Merge("c", 0, Layers{Rules: []analysis.Finding{rule}, Static: []analysis.Finding{static},
 		Shadow: shadowKeyError, ShadowFindings: []analysis.Finding{shadowKeyFind}})
@@ -251,10 +251,10 @@ func TestKebab(t *testing.T) {
 // TestFoldSameCrashKeepsEvidence: the finding kept for a crash several layers predict carries
 // every layer's evidence once, the first fix and the LLM's explanation.
 func TestFoldSameCrashKeepsEvidence(t *testing.T) {
-	rules := finding(analysis.SourceRules, analysis.SeverityError, "undefined-name", "NameError", 0, 6, 13)
-	static := withFix(finding(analysis.SourceStatic, analysis.SeverityError, "undefined-name", "NameError", 0, 6, 13), "Run cell 10 first")
+	rules := mkFinding(analysis.SourceRules, analysis.SeverityError, "undefined-name", "NameError", 0, 6, 13)
+	static := withFix(mkFinding(analysis.SourceStatic, analysis.SeverityError, "undefined-name", "NameError", 0, 6, 13), "Run cell 10 first")
 	static.Evidence = append(static.Evidence, "rules evidence")
-	llm := finding(analysis.SourceLLM, analysis.SeverityWarning, "llm-crash", "NameError", 0, 0, 3)
+	llm := mkFinding(analysis.SourceLLM, analysis.SeverityWarning, "llm-crash", "NameError", 0, 0, 3)
 	llm.Explanation = "summary is made in a later cell"
 	v := Merge("c", 0, Layers{Rules: []analysis.Finding{rules}, Static: []analysis.Finding{static}, LLM: []analysis.Finding{llm}})
 	if len(v.Findings) != 1 {

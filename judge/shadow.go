@@ -8,6 +8,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // screen says why a cell must not be shadow-run in the given mode ("" when it may be).
@@ -205,7 +206,7 @@ func shadowCode(exception string) string {
 	case "NameError":
 		return analysis.CodeUndefinedName
 	case "NotFittedError", "sklearn.exceptions.NotFittedError":
-		return "not-fitted"
+		return finding.NotFitted
 	}
 	return kebab(exception)
 }

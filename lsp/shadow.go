@@ -7,6 +7,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/notebook"
 )
@@ -75,7 +76,7 @@ func unknownDiagnostic(cellID, text string, v *judge.CellVerdict) analysis.Findi
 		Cell:     cellID,
 		Source:   analysis.SourceShadow,
 		Severity: analysis.SeverityInfo,
-		Code:     "outcome-unknown",
+		Code:     finding.OutcomeUnknown,
 		Message:  "outcome unknown: " + v.Reason,
 		Range:    analysis.Range{End: analysis.Position{Character: analysis.UTF16Len(line)}},
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // Not fitted: an estimator used (transform, predict, score...) before fit gets fitted just
@@ -130,7 +131,7 @@ func notFittedGen(in *Input) []Candidate {
 	}
 	exc := in.exception()
 	msg := in.message()
-	if exc != "NotFittedError" && !(exc == "AttributeError" && strings.Contains(msg, "not fitted")) && in.Finding.Code != "not-fitted" {
+	if exc != "NotFittedError" && !(exc == "AttributeError" && strings.Contains(msg, "not fitted")) && in.Finding.Code != finding.NotFitted {
 		return nil
 	}
 	class := ""

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/judge"
 )
 
@@ -119,7 +120,7 @@ func SARIF(w io.Writer, rep *judge.Report, version string) error {
 	for _, c := range rep.Cells {
 		if c.Verdict == judge.VerdictUnknown && unknownRule < 0 {
 			unknownRule = len(rules)
-			rules = append(rules, sarifRule{ID: "outcome-unknown", ShortDescription: sarifMessage{Text: "no layer could tell whether the cell crashes"}})
+			rules = append(rules, sarifRule{ID: finding.OutcomeUnknown, ShortDescription: sarifMessage{Text: "no layer could tell whether the cell crashes"}})
 		}
 	}
 	if rules == nil {
@@ -159,7 +160,7 @@ func SARIF(w io.Writer, rep *judge.Report, version string) error {
 		cellName := fmt.Sprintf("cell %d", c.Index+1)
 		first := analysis.Range{End: analysis.Position{Character: 1}}
 		results = append(results, sarifResult{
-			RuleID: "outcome-unknown", RuleIndex: unknownRule, Level: "note",
+			RuleID: finding.OutcomeUnknown, RuleIndex: unknownRule, Level: "note",
 			Message: sarifMessage{Text: fmt.Sprintf("%s: outcome unknown: %s", cellName, firstNonEmpty(c.Reason, "no layer could tell"))},
 			Locations: []sarifLocation{{
 				PhysicalLocation: sarifPhysical{ArtifactLocation: sarifArtifact{URI: rep.Notebook}, Region: loc.region(c.Index, first)},
