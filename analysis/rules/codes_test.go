@@ -35,7 +35,7 @@ func codeConstants(t *testing.T) map[string]string {
 	return consts
 }
 
-// TestCodesRegistered reads the source of analysis and analysis/rules: every code a finding
+// TestCodesRegistered reads the source of analysis, analysis/rules and llm: every code a finding
 // is given (the code argument of report and reportModule, a Finding's Code field, what a
 // variable named code is set to) is a constant of package finding naming a registered code,
 // and no string literal spells a registered code (use the constant). So a new code cannot be
@@ -59,7 +59,7 @@ func TestCodesRegistered(t *testing.T) {
 		return ok
 	}
 	var files []string
-	for _, dir := range []string{".", ".."} {
+	for _, dir := range []string{".", "..", filepath.Join("..", "..", "llm")} {
 		m, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
