@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,7 +126,9 @@ func startSlowCheck(t *testing.T, bin string, o slowOptions) *slowCheck {
 	for {
 		if strings.Contains(c.stderr.String(), o.waitFor) {
 			c.family = marked(tmp)
-			if len(c.family) >= 2 {
+			// The cell's child must have exec'd: between Popen's fork and exec it is a
+			// copy of the kernel, with the kernel's command line.
+			if len(c.family) >= 2 && slices.ContainsFunc(c.family, func(pid int) bool { return strings.Contains(cmdline(pid), "time.sleep(300)") }) {
 				break
 			}
 		}
