@@ -148,7 +148,7 @@ func TestNameCandidates(t *testing.T) {
 			in := input("df.drop([10472],inplace = True);\n", "KeyError", "'[10472] not found in axis'", 0, names("df")...)
 			in.History = hist("df = pd.read_csv('x.csv')", "df.drop([10472],inplace = True);")
 			return in
-		}(), "df.drop([10472],inplace = True, errors=\"ignore\");\n", "Ignore labels already dropped (errors=\"ignore\"): cell 2 ran this drop"},
+		}(), "df.drop([10472],inplace = True, errors='ignore');\n", "Skip labels already dropped (errors=\"ignore\")"},
 		{"a drop that never ran", func() Input {
 			in := input("df.drop([10472],inplace = True)\n", "KeyError", "'[10472] not found in axis'", 0, names("df")...)
 			in.History = hist("df = pd.read_csv('x.csv')")

@@ -28,7 +28,7 @@ func delTwiceGen(in *Input) []Candidate {
 	stmt := strings.TrimSpace(stripComment(line))
 	m := delKeyRE.FindStringSubmatch(stmt)
 	if m == nil {
-		return dropAgain(in, stmt)
+		return nil // a drop run twice: removal.go
 	}
 	obj, key := m[1], m[2]
 	ran := -1
@@ -72,50 +72,4 @@ func deletionKept(in Input, edited string) bool {
 		}
 	}
 	return false
-}
-
-// dropAgain repairs a drop statement an executed cell already ran, word for word
-// (df.drop([10472], inplace=True) run a second time): the labels are gone, which is what
-// the statement means, so the drop ignores labels already dropped. Verification shows
-// whether the rest of the cell still runs without them.
-func dropAgain(in *Input, stmt string) []Candidate {
-	ran := -1
-	for _, h := range in.History {
-		for _, hl := range lines(h.Text) {
-			if strings.TrimSpace(stripComment(hl)) == stmt {
-				ran = h.Index
-			}
-		}
-	}
-	if ran < 0 {
-		return nil
-	}
-	for _, c := range in.callsOnLine(in.crashLine()) {
-		if c.Expr == nil || !strings.HasSuffix(c.Callee, ".drop") || c.Range.Start.Line != c.Range.End.Line {
-			continue
-		}
-		for _, kw := range c.Expr.Keywords {
-			if kw.Name == "errors" {
-				return nil
-			}
-		}
-		if !strings.HasSuffix(c.Expr.Text, ")") {
-			continue
-		}
-		inner := strings.TrimRight(strings.TrimSuffix(c.Expr.Text, ")"), " \t")
-		sep := ", "
-		if strings.HasSuffix(inner, "(") {
-			sep = ""
-		}
-		at := c.Range.End
-		at.Character--
-		return []Candidate{{
-			Fix: analysis.Fix{
-				Title: fmt.Sprintf("Ignore labels already dropped (errors=\"ignore\"): cell %d ran this drop", ran+1),
-				Edits: []analysis.Edit{{Range: analysis.Range{Start: at, End: at}, NewText: sep + `errors="ignore"`}},
-			},
-			Keeps: fmt.Sprintf("cell %d ran the same drop; the labels it drops are already gone", ran+1),
-		}}
-	}
-	return nil
 }
