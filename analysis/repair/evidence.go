@@ -16,7 +16,9 @@ func Needs(in Input) []string {
 	if m := featuresRE.FindStringSubmatch(msg); m != nil {
 		out = append(out, fmt.Sprintf("needed: %s features, as %s was fitted with; got: %s", m[3], m[2], m[1]))
 	}
-	if m := matmulRE.FindStringSubmatch(msg); m != nil {
+	if m := matmulRE.FindStringSubmatch(msg); m != nil && isProductLine(&in) {
+		out = append(out, fmt.Sprintf("needed: a %sx%s matrix's columns (%s) to match the other's rows; got: %s rows (%sx%s)", m[1], m[2], m[2], m[3], m[3], m[4]))
+	} else if m != nil {
 		out = append(out, fmt.Sprintf("needed: %s input features per sample (the layer's in_features); got: %s (input %sx%s)", m[3], m[2], m[1], m[2]))
 	}
 	if m := npReshapeRE.FindStringSubmatch(msg); m != nil {
