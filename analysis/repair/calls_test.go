@@ -70,6 +70,8 @@ func TestCallRepairs(t *testing.T) {
 			[]string{"arr = out.detach().cpu().numpy()\n", "arr = out.detach().numpy()\n"}},
 		{"np.array of a tensor", shadowOnly("plt.plot(np.array(losses_t))\n", "RuntimeError", grad, 0),
 			[]string{"plt.plot(np.array(losses_t.detach()))\n"}},
+		{"only the tensor in the graph is detached", input("r = preds.numpy() - y.numpy()\n", "RuntimeError", grad, 0, tensor("y", "cpu", false)),
+			[]string{"r = preds.detach().numpy() - y.numpy()\n"}},
 		{"already detached: nothing", input("a = out.detach().numpy()\n", "RuntimeError", grad, 0), nil},
 		{"device tensor without grad", input("a = out.numpy()\n", "TypeError", "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.", 0),
 			[]string{"a = out.cpu().numpy()\n"}},

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/facts"
 )
 
 // Tensors into NumPy: a tensor that requires grad (a model's output, a parameter) cannot
@@ -44,7 +45,11 @@ func detachGen(in *Input) []Candidate {
 		if grad && endsWithCall(base, "detach") || !grad && endsWithCall(base, "cpu") {
 			continue
 		}
-		if v, ok := in.value(base.Text); ok && v.Device != "" && v.Device != "cpu" {
+		v, known := in.value(base.Text)
+		if known && grad && v.Kind == facts.KindTensor && v.RequiresGrad != nil && !*v.RequiresGrad && v.Device == "cpu" {
+			continue // this one converts already: only the tensor in the graph is detached
+		}
+		if known && v.Device != "" && v.Device != "cpu" {
 			accel = true
 		}
 		edits = append(edits, analysis.Edit{Range: analysis.Range{Start: attr.NameRange.Start, End: attr.NameRange.Start}})
@@ -63,7 +68,7 @@ func detachGen(in *Input) []Candidate {
 		if endsWithCall(a, "detach") || a.Kind == analysis.ExprList || a.Kind == analysis.ExprConst {
 			continue
 		}
-		if v, ok := in.value(a.Text); ok && (v.Kind != "tensor" || v.RequiresGrad != nil && !*v.RequiresGrad) {
+		if v, ok := in.value(a.Text); ok && (v.Kind != facts.KindTensor || v.RequiresGrad != nil && !*v.RequiresGrad) {
 			continue
 		}
 		text := a.Text
