@@ -143,3 +143,22 @@ func builtByNumpy(in *Input, name string) bool {
 	}
 	return found
 }
+
+// oneDimNeeds is the "needed / got" evidence of a 1-D X: the feature count the fitted
+// model needs against the values the array has, when known.
+func oneDimNeeds(in *Input) string {
+	line := "needed: a 2-D X (samples × features); got: a 1-D array"
+	call, args := callArgs(in)
+	if call == nil || len(args) == 0 || strings.HasPrefix(call.Value.Name, "fit") {
+		return line
+	}
+	v, ok := in.value(call.Value.Value.Text)
+	if !ok || v.Estimator == nil || !v.Estimator.Fitted || v.Estimator.NFeaturesIn == nil {
+		return line
+	}
+	line = fmt.Sprintf("needed: a 2-D X of %d features per sample (%s.n_features_in_); got: a 1-D array", *v.Estimator.NFeaturesIn, call.Value.Value.Text)
+	if n := oneDimLength(in, args[0]); n >= 0 {
+		line += fmt.Sprintf(" of %d values", n)
+	}
+	return line
+}
