@@ -72,6 +72,9 @@ func TestCallRepairs(t *testing.T) {
 			[]string{"plt.plot(np.array(losses_t.detach()))\n"}},
 		{"only the tensor in the graph is detached", input("r = preds.numpy() - y.numpy()\n", "RuntimeError", grad, 0, tensor("y", "cpu", false)),
 			[]string{"r = preds.detach().numpy() - y.numpy()\n"}},
+		{"a tensor in the graph plotted", input("plt.plot(epochs, losses)\n", "RuntimeError", grad, 0, tensor("losses", "cpu", true), facts.Value{Name: "epochs", Exists: true, Kind: facts.KindList}),
+			[]string{"plt.plot(epochs, losses.detach())\n"}},
+		{"a plotted tensor the inspector does not know: nothing", input("plt.plot(epochs, losses)\n", "RuntimeError", grad, 0), nil},
 		{"already detached: nothing", input("a = out.detach().numpy()\n", "RuntimeError", grad, 0), nil},
 		{"device tensor without grad", input("a = out.numpy()\n", "TypeError", "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.", 0),
 			[]string{"a = out.cpu().numpy()\n"}},
@@ -109,6 +112,13 @@ func TestCallRepairs(t *testing.T) {
 			[]string{"X = np.concatenate([num, cat], axis=1)\n"}},
 		{"concatenate's axis keyword", input("X = np.concatenate([a, b], axis=1)\n", "ValueError", concat0, 0),
 			[]string{"X = np.concatenate([a, b], axis=0)\n"}},
+
+		{"torch.cat of 2-D tensors joined along the other dim", shadowOnly("z = torch.cat([h_img, h_txt])\n", "RuntimeError", "Sizes of tensors must match except in dimension 0. Expected size 16 but got size 8 for tensor number 1 in the list.", 0),
+			[]string{"z = torch.cat([h_img, h_txt], dim=1)\n"}},
+		{"torch.cat's dim keyword", input("z = torch.cat((a, b), dim=1)\n", "RuntimeError", "Sizes of tensors must match except in dimension 1. Expected size 3 but got size 4 for tensor number 1 in the list.", 0),
+			[]string{"z = torch.cat((a, b), dim=0)\n"}},
+		{"torch.cat of 3-D tensors: nothing", input("z = torch.cat([a, b])\n", "RuntimeError", "Sizes of tensors must match except in dimension 0. Expected size 3 but got size 4 for tensor number 1 in the list.", 0,
+			facts.Value{Name: "a", Exists: true, Kind: facts.KindTensor, Shape: []int{2, 3, 5}}), nil},
 
 		// Names whose words are in another order.
 		{"df_train for train_df", func() Input {

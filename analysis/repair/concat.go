@@ -20,9 +20,14 @@ func init() {
 	register(family{name: "concat-axis", gen: concatGen})
 }
 
+var torchCatRE = regexp.MustCompile(`Sizes of tensors must match except in dimension (\d+)\. Expected size (\d+) but got size (\d+) for tensor number (\d+)`)
+
 var concatSizesRE = regexp.MustCompile(`except for the concatenation axis must match exactly, but along dimension (\d+), the array at index (\d+) has size (\d+) and the array at index (\d+) has size (\d+)`)
 
 func concatGen(in *Input) []Candidate {
+	if m := torchCatRE.FindStringSubmatch(in.message()); m != nil {
+		return torchCatDim(in, atoi(m[1]))
+	}
 	m := concatSizesRE.FindStringSubmatch(in.message())
 	if m == nil {
 		return nil
@@ -127,4 +132,65 @@ func concatAxis(in *Input, call *analysis.Expr, dim int, keeps string) []Candida
 // arguments unchanged.
 func renameCall(call *analysis.Expr, name, title, keeps string) Candidate {
 	return Candidate{Fix: analysis.Fix{Title: title, Edits: []analysis.Edit{replaceAt(call.Value.NameRange, name)}}, Keeps: keeps}
+}
+
+// torchCatDim repairs torch.cat of 2-D tensors that disagree on the axis they are not
+// joined along: "Sizes of tensors must match except in dimension K" names the axis they
+// are joined along, so for 2-D tensors the other one (1-K) is where they differ, and they
+// are joined there. The tensors the inspector knows must be 2-D and agree on axis K.
+func torchCatDim(in *Input, k int) []Candidate {
+	if k != 0 && k != 1 {
+		return nil
+	}
+	other := 1 - k
+	var out []Candidate
+	for _, c := range in.callsOnLine(in.crashLine()) {
+		if c.Expr == nil || len(c.Expr.Args) == 0 || c.Callee != "torch.cat" && c.Callee != "torch.concat" {
+			continue
+		}
+		seq := c.Expr.Args[0]
+		if seq.Kind == analysis.ExprList || seq.Kind == analysis.ExprTuple {
+			var at []int
+			ok := true
+			for _, a := range seq.Args {
+				v, known := in.value(a.Text)
+				if !known || len(v.Shape) == 0 {
+					continue
+				}
+				if len(v.Shape) != 2 || at != nil && at[k] != v.Shape[k] {
+					ok = false
+				}
+				at = v.Shape
+			}
+			if !ok {
+				continue
+			}
+		}
+		title := fmt.Sprintf("Join along dim %d, where the tensors differ", other)
+		keeps := fmt.Sprintf("the tensors differ in size along dim %d and agree along dim %d; joined along %d every tensor keeps its values", other, k, other)
+		var e analysis.Edit
+		switch {
+		case keywordValue(c.Expr, "dim", "axis") != nil:
+			e = replaceAt(keywordValue(c.Expr, "dim", "axis").Range, itoa(other))
+		case len(c.Expr.Args) >= 2:
+			e = replaceAt(c.Expr.Args[1].Range, itoa(other))
+		default:
+			end := seq.Range.End
+			e = analysis.Edit{Range: analysis.Range{Start: end, End: end}, NewText: ", dim=" + itoa(other)}
+		}
+		out = append(out, Candidate{Fix: analysis.Fix{Title: title, Edits: []analysis.Edit{e}}, Keeps: keeps})
+	}
+	return out
+}
+
+// keywordValue is the value of the first of names passed as a keyword to call, nil if none.
+func keywordValue(call *analysis.Expr, names ...string) *analysis.Expr {
+	for _, k := range call.Keywords {
+		for _, n := range names {
+			if k.Name == n && k.Value != nil {
+				return k.Value
+			}
+		}
+	}
+	return nil
 }

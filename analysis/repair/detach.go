@@ -79,6 +79,22 @@ func detachGen(in *Input) []Candidate {
 		bases = append(bases, a.Text)
 	}
 	if len(edits) == 0 {
+		// Any call that makes an array of its argument (plt.plot, pd.Series, a metric)
+		// raises the same: the arguments the inspector knows to be in the graph are
+		// detached.
+		for _, c := range in.callsOnLine(in.crashLine()) {
+			if c.Expr == nil {
+				continue
+			}
+			for _, a := range c.Expr.Args {
+				if v, ok := in.value(a.Text); ok && v.Kind == facts.KindTensor && v.RequiresGrad != nil && *v.RequiresGrad {
+					edits = append(edits, analysis.Edit{Range: a.Range, NewText: a.Text + ".detach()"})
+					bases = append(bases, a.Text)
+				}
+			}
+		}
+	}
+	if len(edits) == 0 {
 		return nil
 	}
 	return []Candidate{{
