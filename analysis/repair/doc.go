@@ -24,8 +24,8 @@
 // binds it and has not run (define.go, a backward slice down to what the kernel holds),
 // one a function or method of the history returns (returned.go), a model's undefined
 // predictions (predictions.go), a variable a later cell reused for another object
-// (overwritten.go)
-// and a deletion run twice (deltwice.go). Diff turns a composed fix into line edits. A
-// family registers itself with register in its file's init; Candidates asks every family
-// and drops any candidate that would not keep the cell's intent (see intentKept).
+// (overwritten.go) and a deletion run twice (deltwice.go). Diff turns a composed fix into
+// line edits. A family registers itself with register in its file's init; Candidates asks
+// every family and drops any candidate that would not keep the cell's intent (see
+// IntentKept).
 package repair
