@@ -135,6 +135,8 @@ func TestCallRepairs(t *testing.T) {
 		}(), []string{"p = m.predict(X_test)\n"}},
 		{"a frame's words on a model: not the same kind", shadowOnly("df_train.head()\n", "NameError", "name 'df_train' is not defined", 0,
 			facts.Value{Name: "train_df", Exists: true, Kind: facts.KindEstimator, Estimator: &facts.Estimator{}}), nil},
+		{"df in the name asks for a frame", shadowOnly("print(len(df_test))\n", "NameError", "name 'df_test' is not defined", 0, arr("test_df", 5, 2)), nil},
+		{"a transposed operand untransposed", input("h = X @ W.T\n", "RuntimeError", "mat1 and mat2 shapes cannot be multiplied (8x3 and 4x3)", 0), []string{"h = X @ W\n"}},
 		{"one word has no order", shadowOnly("traindf.head()\n", "NameError", "name 'traindf' is not defined", 0, frame("df", "a")), nil},
 		{"defined by a cell that has not run", func() Input {
 			in := shadowOnly("df_train.head()\n", "NameError", "name 'df_train' is not defined", 0, frame("train_df", "a"))

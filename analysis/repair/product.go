@@ -2,7 +2,6 @@ package repair
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/premortem/premortem/analysis"
 )
@@ -69,10 +68,13 @@ func transposed(e *analysis.Expr, which, keeps string) Candidate {
 	if needsParens(e) {
 		text = "(" + text + ")"
 	}
-	if strings.HasSuffix(text, ".T") {
-		// Transposed already: dropping the transposition is the repair.
+	if e.Kind == analysis.ExprAttribute && e.Name == "T" && e.NameRange.Start.Character > 0 {
+		// Transposed already: dropping the transposition is the repair. The dot and the T
+		// go as two edits, so the intent check sees exactly the attribute T removed.
+		r := e.NameRange
+		dot := analysis.Range{Start: analysis.Position{Line: r.Start.Line, Character: r.Start.Character - 1}, End: r.Start}
 		return Candidate{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Multiply by %s without the transposition (the %s operand)", strings.TrimSuffix(text, ".T"), which), Edits: []analysis.Edit{replaceAt(e.Range, strings.TrimSuffix(text, ".T"))}},
+			Fix:   analysis.Fix{Title: fmt.Sprintf("Drop the transposition of the %s operand: %s", which, e.Value.Text), Edits: []analysis.Edit{replaceAt(dot, ""), replaceAt(r, "")}},
 			Keeps: keeps,
 		}
 	}

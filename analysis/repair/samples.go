@@ -114,7 +114,7 @@ func asArray(in *Input, x *analysis.Expr) string {
 	if x.Kind == analysis.ExprName && builtByNumpy(in, x.Name) {
 		return text
 	}
-	if x.Kind == analysis.ExprAttribute && (x.Name == "values") || endsWithCall(x, "to_numpy") {
+	if x.Kind == analysis.ExprAttribute && x.Name == "values" || endsWithCall(x, "to_numpy") {
 		return text
 	}
 	return "np.asarray(" + x.Text + ")"

@@ -27,9 +27,6 @@ func viewGen(in *Input) []Candidate {
 	for _, e := range in.exprsOnLine(in.crashLine(), func(e *analysis.Expr) bool {
 		return e.Kind == analysis.ExprCall && e.Value != nil && e.Value.Kind == analysis.ExprAttribute && e.Value.Name == "view" && e.Value.Value != nil && len(e.Args)+len(e.Keywords) > 0
 	}) {
-		if c, _ := e.Value.Chain(); c == "torch.view" {
-			continue
-		}
 		edits = append(edits, replaceAt(e.Value.NameRange, "reshape"))
 	}
 	if len(edits) == 0 {

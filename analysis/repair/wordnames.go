@@ -160,8 +160,8 @@ var (
 )
 
 // usedAsKind is the kind the cell's reads of name require: "dataframe" (a frame or a
-// series) when it reads a pandas attribute, "estimator" when it calls a model method, ""
-// when the reads do not tell.
+// series) when it reads a pandas attribute or its words say df, "estimator" when it calls
+// a model method, "" when neither tells.
 func usedAsKind(in *Input, name string) string {
 	for _, a := range in.Facts.Attrs {
 		if len(a.Parts) < 2 || a.Parts[0] != name {
@@ -172,6 +172,11 @@ func usedAsKind(in *Input, name string) string {
 			return facts.KindDataFrame
 		case modelAttrs[a.Parts[1]]:
 			return facts.KindEstimator
+		}
+	}
+	for _, w := range identWords(name) {
+		if w == "df" {
+			return facts.KindDataFrame
 		}
 	}
 	return ""
