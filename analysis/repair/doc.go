@@ -12,12 +12,20 @@
 // one-hot encoded alone, a selection with fewer of the fit columns), dtypes and devices
 // (dtype.go), text or NaN into an estimator (estimator.go), solver and penalty
 // combinations (params.go), drops already made (removal.go) and call shapes (callshape.go:
-// keywords renamed between library versions, inplace misuse), and the notebook-order
-// families: an undefined name whose binding is copied from the cell that binds it and has
-// not run (define.go, a backward slice down to what the kernel holds), one a function or
-// method of the history returns (returned.go), a model's undefined predictions
-// (predictions.go), a variable a later cell reused for another object (overwritten.go)
-// and a deletion run twice (deltwice.go). Diff turns a composed fix into line edits. A
-// family registers itself with register in its file's init; Candidates asks every family
-// and drops any candidate that would not keep the cell's intent (see intentKept).
+// keywords renamed between library versions, inplace misuse); the families that read what
+// a call needed from the exception message alone, so a crash only the shadow run found is
+// repaired too: a 1-D X as one sample or one feature by the model's n_features_in_ against
+// the array's length (samples.go), a tensor detached (and copied to the CPU) before NumPy
+// (detach.go), a product's operand transposed by the shapes the message names
+// (product.go), the axis a concatenation (np.concatenate, hstack, vstack, torch.cat) can
+// join along (concat.go), .view made .reshape on a tensor that is not contiguous (view.go)
+// and a name whose words an existing name has in another order (wordnames.go); and the
+// notebook-order families: an undefined name whose binding is copied from the cell that
+// binds it and has not run (define.go, a backward slice down to what the kernel holds),
+// one a function or method of the history returns (returned.go), a model's undefined
+// predictions (predictions.go), a variable a later cell reused for another object
+// (overwritten.go) and a deletion run twice (deltwice.go). Diff turns a composed fix into
+// line edits. A family registers itself with register in its file's init; Candidates asks
+// every family and drops any candidate that would not keep the cell's intent (see
+// IntentKept).
 package repair

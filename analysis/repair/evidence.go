@@ -16,7 +16,9 @@ func Needs(in Input) []string {
 	if m := featuresRE.FindStringSubmatch(msg); m != nil {
 		out = append(out, fmt.Sprintf("needed: %s features, as %s was fitted with; got: %s", m[3], m[2], m[1]))
 	}
-	if m := matmulRE.FindStringSubmatch(msg); m != nil {
+	if m := matmulRE.FindStringSubmatch(msg); m != nil && isProductLine(&in) {
+		out = append(out, fmt.Sprintf("needed: the second matrix to have as many rows as the first has columns (%s); got: %s (%sx%s and %sx%s)", m[2], m[3], m[1], m[2], m[3], m[4]))
+	} else if m != nil {
 		out = append(out, fmt.Sprintf("needed: %s input features per sample (the layer's in_features); got: %s (input %sx%s)", m[3], m[2], m[1], m[2]))
 	}
 	if m := npReshapeRE.FindStringSubmatch(msg); m != nil {
@@ -38,7 +40,11 @@ func Needs(in Input) []string {
 		out = append(out, fmt.Sprintf("needed: as many labels as samples; got: sample counts [%s]", m[1]))
 	}
 	if expected2DRE.MatchString(msg) {
-		out = append(out, "needed: a 2-D X (samples × features); got: a 1-D array")
+		out = append(out, oneDimNeeds(&in))
+	}
+	if concatSizesRE.MatchString(msg) {
+		m := concatSizesRE.FindStringSubmatch(msg)
+		out = append(out, fmt.Sprintf("needed: arrays of the same size on every axis but the one they are joined along; got: sizes %s and %s along axis %s", m[3], m[5], m[1]))
 	}
 	if featuresRE.MatchString(msg) || featureNames.MatchString(msg) {
 		if call, _ := callArgs(&in); call != nil && call.Value != nil && call.Value.Value != nil {

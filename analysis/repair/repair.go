@@ -161,12 +161,22 @@ func (in *Input) value(name string) (facts.Value, bool) {
 	return v, ok && v.Exists
 }
 
-// message is the exception message to parse: the run's, else the finding's.
+// message is the exception message to parse: the run's, else the finding's. A shadow
+// finding's message wraps the run's ("ValueError: <message> (raised at line 3 when run in a
+// copy of the kernel)"): the wrapping is taken off, so patterns anchored at the message's
+// start match a shadow-only finding as they match the run's own message.
 func (in *Input) message() string {
 	if in.Message != "" {
 		return in.Message
 	}
-	return in.Finding.Message
+	m := in.Finding.Message
+	if e := in.Finding.Exception; e != "" {
+		m = strings.TrimPrefix(m, e+": ")
+	}
+	if i := strings.LastIndex(m, " (raised at line "); i >= 0 && strings.HasSuffix(m, ")") {
+		m = m[:i]
+	}
+	return m
 }
 
 // exception is the exception class without its module ("NotFittedError").
@@ -248,6 +258,47 @@ func (in *Input) callsOnLine(l int) []analysis.Call {
 	for _, c := range in.Facts.Calls {
 		add(c)
 	}
+	return out
+}
+
+// exprsOnLine returns every expression of the cell's statements (function bodies
+// included) whose range covers line l and for which keep is true, outermost first.
+func (in *Input) exprsOnLine(l int, keep func(e *analysis.Expr) bool) []*analysis.Expr {
+	if in.Facts == nil {
+		return nil
+	}
+	var out []*analysis.Expr
+	var walk func(e *analysis.Expr)
+	walk = func(e *analysis.Expr) {
+		if e == nil || e.Range.Start.Line > l || e.Range.End.Line < l {
+			return
+		}
+		if keep(e) {
+			out = append(out, e)
+		}
+		walk(e.Value)
+		walk(e.Index)
+		for _, a := range e.Args {
+			walk(a)
+		}
+		for _, k := range e.Keywords {
+			walk(k.Value)
+		}
+	}
+	var stmts func(ss []*analysis.Statement)
+	stmts = func(ss []*analysis.Statement) {
+		for _, st := range ss {
+			if st == nil || st.Range.Start.Line > l || st.Range.End.Line < l {
+				continue
+			}
+			for _, t := range st.Targets {
+				walk(t)
+			}
+			walk(st.Value)
+			stmts(st.Body)
+		}
+	}
+	stmts(in.Facts.Statements)
 	return out
 }
 

@@ -35,7 +35,7 @@ var (
 func shapeGen(in *Input) []Candidate {
 	msg := in.message()
 	var out []Candidate
-	if m := matmulRE.FindStringSubmatch(msg); m != nil {
+	if m := matmulRE.FindStringSubmatch(msg); m != nil && !isProductLine(in) {
 		out = append(out, linearInFeatures(in, m[2], m[3])...)
 	}
 	if m := convChannelsRE.FindStringSubmatch(msg); m != nil {
@@ -54,9 +54,10 @@ func shapeGen(in *Input) []Candidate {
 		out = append(out, inferDim(in, atoi(m[2]), splitInts(m[1]))...)
 	}
 	if expected2DRE.MatchString(msg) {
-		out = append(out, makeColumn(in)...)
+		out = append(out, oneDimX(in)...)
 	}
-	if yColumnRE.MatchString(msg) || strings.Contains(msg, "column-vector y was passed") {
+	if m := yColumnRE.FindStringSubmatch(msg); m != nil && m[2] == "1" || strings.Contains(msg, "column-vector y was passed") {
+		// Only a single column flattens into the same labels: a y of shape (n, 2) is two.
 		out = append(out, flattenY(in)...)
 	}
 	if featuresRE.MatchString(msg) || featureNames.MatchString(msg) {
@@ -351,14 +352,8 @@ func makeColumn(in *Input) []Candidate {
 			})
 		}
 	}
-	text := x.Text
-	if v, ok := in.value(text); ok && v.Kind == "series" {
-		text += ".to_numpy()"
-	} else if !ok || v.Kind != "ndarray" {
-		text = "np.asarray(" + text + ")"
-	}
 	out = append(out, Candidate{
-		Fix:   analysis.Fix{Title: "Make X one column: .reshape(-1, 1)", Edits: []analysis.Edit{replaceAt(x.Range, text+".reshape(-1, 1)")}},
+		Fix:   analysis.Fix{Title: "Make X one column: .reshape(-1, 1)", Edits: []analysis.Edit{replaceAt(x.Range, asArray(in, x)+".reshape(-1, 1)")}},
 		Keeps: "the same values, one feature per sample, as sklearn wants X 2-D",
 	})
 	return out
