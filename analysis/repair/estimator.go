@@ -265,6 +265,9 @@ func withTextLabels(in *Input, args []*analysis.Expr, xEdit analysis.Edit) (Cand
 	if !ok || !isText(yv) {
 		return Candidate{}, false
 	}
+	if m := textNumberRE.FindStringSubmatch(in.message()); m != nil && symbolClass(m[1]) != "" {
+		return Candidate{}, false // numbers written with symbols: codes would lose them (see buildsite.go)
+	}
 	flat := y.Text
 	if yv.Kind == facts.KindNDArray && len(yv.Shape) == 2 {
 		flat = y.Text + ".ravel()"
