@@ -113,3 +113,20 @@ func TestCrashValue(t *testing.T) {
 		}
 	}
 }
+
+// TestNeedsFromCrashFacts: what a model and a network the crashing cell built hold reaches
+// the needed/got evidence through the crash facts.
+func TestNeedsFromCrashFacts(t *testing.T) {
+	model := facts.Value{Name: "m", Exists: true, Kind: facts.KindEstimator, Estimator: &facts.Estimator{Class: "LinearRegression", Fitted: true, FeatureNamesIn: []string{"beds", "baths", "sqft"}}}
+	in := crash(input("m = LinearRegression().fit(X, y)\nm.predict(X_new)\n", "ValueError", "X has 2 features, but LinearRegression is expecting 3 features as input.", 1, facts.Value{Name: "m", Exists: true, Kind: facts.KindEstimator, Estimator: &facts.Estimator{Class: "Ridge"}}), model)
+	want := "columns m saw at fit time: [beds, baths, sqft]"
+	if got := Needs(in); !containsStr(got, want) {
+		t.Errorf("Needs = %q, want %q among them", got, want)
+	}
+	net := facts.Value{Name: "net", Exists: true, Module: &facts.Module{Last: &facts.Layer{OutFeatures: intp(4)}}}
+	in = crash(input("net = Net()\nloss = crit(net(X), y)\n", "IndexError", "Target 7 is out of bounds.", 1), net)
+	want = "needed: class labels in [0, 3] (the model outputs 4 classes); got: a target of 7"
+	if got := Needs(in); !containsStr(got, want) {
+		t.Errorf("Needs = %q, want %q among them", got, want)
+	}
+}

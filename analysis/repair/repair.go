@@ -173,6 +173,25 @@ func (in *Input) value(name string) (facts.Value, bool) {
 	return v, ok && v.Exists
 }
 
+// knownNames lists, sorted, the names value knows: the inspection's and the crash frame's.
+func (in *Input) knownNames() []string {
+	seen := map[string]bool{}
+	var out []string
+	if in.Inspection != nil {
+		for n := range in.Inspection.Values {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for n := range in.CrashFacts {
+		if !seen[n] {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // crashValue returns the crash frame's facts of name and whether they are the ones to
 // believe over the kernel's: the cell binds name before the crash line (the kernel's
 // value is stale or absent) or no inspection knows name.
