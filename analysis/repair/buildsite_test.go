@@ -66,6 +66,13 @@ func TestBuildSiteRepairs(t *testing.T) {
 		{"text column a scaler gets, codes before the call",
 			input("cols = ['Age', 'Sex']\ndf[cols] = sc.fit_transform(df[cols])\n", "ValueError", "could not convert string to float: 'male'", 1, pd, sexCol),
 			"cols = ['Age', 'Sex']\ndf['Sex'] = pd.factorize(df['Sex'], sort=True)[0]\ndf[cols] = sc.fit_transform(df[cols])\n"},
+		{"a long list an earlier cell computed: the column the message names", func() Input {
+			cols := facts.Value{Name: "cols", Exists: true, Kind: facts.KindList, Len: intp(8), Sample: []any{"Age", "Fare", "Pclass", "SibSp", "Parch"}}
+			sex := sexCol
+			sex.Columns = append([]facts.Column(nil), sexCol.Columns...)
+			sex.Columns[1].NonNumericSample = []string{"male", "female"}
+			return input("df[cols] = sc.fit_transform(df[cols])\n", "ValueError", "could not convert string to float: 'male'", 0, pd, sex, cols)
+		}(), "df['Sex'] = pd.factorize(df['Sex'], sort=True)[0]\ndf[cols] = sc.fit_transform(df[cols])\n"},
 		{"a column of names: codes would be row numbers",
 			input("cols = ['Age', 'Name']\ndf[cols] = sc.fit_transform(df[cols])\n", "ValueError", "could not convert string to float: 'Braund'", 1, pd, nameCol), ""},
 		{"a text column the selection does not hold",
