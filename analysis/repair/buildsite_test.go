@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
 )
 
@@ -135,5 +136,21 @@ func TestNeedsFromCrashFacts(t *testing.T) {
 	want = "needed: class labels in [0, 3] (the model outputs 4 classes); got: a target of 7"
 	if got := Needs(in); !containsStr(got, want) {
 		t.Errorf("Needs = %q, want %q among them", got, want)
+	}
+}
+
+// TestEditSizeWrap: a wrap counts what it adds, so encoding where X is built (a whole-line
+// edit, as a chained composite writes it) ranks before the longer column selection.
+func TestEditSizeWrap(t *testing.T) {
+	texts := map[string]string{"c": "X = churn.drop(columns=['y'])\n"}
+	line := analysis.Range{Start: analysis.Position{Line: 0}, End: analysis.Position{Line: 1}}
+	wrap := analysis.Fix{Edits: []analysis.Edit{{Range: line, NewText: "X = pd.get_dummies(churn.drop(columns=['y']))\n"}}}
+	sel := analysis.Fix{Edits: []analysis.Edit{{Range: line, NewText: "X = churn.drop(columns=['y']).select_dtypes('number')\n"}}}
+	if w, s := EditSize(texts, "c", wrap), EditSize(texts, "c", sel); w != 16 || s != 24 {
+		t.Fatalf("EditSize: wrap %d, selection %d; want 16 and 24", w, s)
+	}
+	other := analysis.Fix{Edits: []analysis.Edit{{Range: line, NewText: "X = churn[['a']]\n"}}}
+	if got := EditSize(texts, "c", other); got != len(".drop(columns=['y'])")+len("[['a']]") {
+		t.Fatalf("EditSize of a replacement = %d", got)
 	}
 }

@@ -309,7 +309,8 @@ func (in *Input) callsOnLine(l int) []analysis.Call {
 func Key(f analysis.Fix) string { return fixKey(f) }
 
 // EditSize measures how much a fix changes, in characters changed (a common prefix and
-// suffix of the replaced and the new text do not count), so the smallest repair ranks first.
+// suffix of the replaced and the new text do not count, nor does the old text a wrap keeps
+// whole), so the smallest repair ranks first.
 func EditSize(texts map[string]string, target string, f analysis.Fix) int {
 	n := 0
 	for _, e := range f.Edits {
@@ -327,7 +328,12 @@ func EditSize(texts map[string]string, target string, f analysis.Fix) int {
 		for s < len(old)-p && s < len(nw)-p && old[len(old)-1-s] == nw[len(nw)-1-s] {
 			s++
 		}
-		n += len(old) - p - s + len(nw) - p - s
+		om, nm := old[p:len(old)-s], nw[p:len(nw)-s]
+		if om != "" && strings.Contains(nm, om) {
+			n += len(nm) - len(om) // a wrap (pd.get_dummies(...) around the old text) changes only what it adds
+		} else {
+			n += len(om) + len(nm)
+		}
 		if e.Cell != "" && e.Cell != target {
 			n += 20 // another cell to re-run costs the user more than a few characters
 		}
