@@ -263,16 +263,29 @@ func encodeAtSite(in *Input, x string) []Candidate {
 	if s.name != x {
 		via = fmt.Sprintf(" (%s is a part of %s)", x, s.name)
 	}
-	return []Candidate{
-		{
+	var out []Candidate
+	if !anyIdentifierLike(v) {
+		out = append(out, Candidate{
 			Fix:   analysis.Fix{Title: fmt.Sprintf("One-hot encode %s of %s where it is built (pd.get_dummies)%s", what, s.name, s.where()), Edits: s.wrap("pd.get_dummies(", ")")},
 			Keeps: fmt.Sprintf("every feature of %s reaches the estimator%s; %s become indicator columns, the same for every later use of %s", s.name, via, what, s.name),
-		},
-		{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Build %s from the numeric columns only%s", s.name, s.where()), Edits: []analysis.Edit{s.edit(wrapped(s.value, ".select_dtypes('number')"))}},
-			Keeps: fmt.Sprintf("the numeric features of %s reach the estimator unchanged%s; %s are left out", s.name, via, what),
-		},
+		})
 	}
+	return append(out, Candidate{
+		Fix:   analysis.Fix{Title: fmt.Sprintf("Build %s from the numeric columns only%s", s.name, s.where()), Edits: []analysis.Edit{s.edit(wrapped(s.value, ".select_dtypes('number')"))}},
+		Keeps: fmt.Sprintf("the numeric features of %s reach the estimator unchanged%s; %s are left out", s.name, via, what),
+	})
+}
+
+// anyIdentifierLike reports whether a text column of v holds a different value in nearly
+// every row (addresses, names, ids): one indicator column per row is no encoding a model
+// learns from, so such data is not one-hot encoded.
+func anyIdentifierLike(v facts.Value) bool {
+	for _, c := range v.Columns {
+		if textDtypes[c.Dtype] && identifierLike(c, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // codesBeforeUse turns the text columns a fit selects from a frame (scaler.fit_transform(

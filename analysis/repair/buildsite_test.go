@@ -63,6 +63,11 @@ func TestBuildSiteRepairs(t *testing.T) {
 			in.History = hist("churn = load()\nX = churn[cols]")
 			return in
 		}(), "c0:churn = load()\nX = pd.get_dummies(churn[cols])"},
+		{"an address column: one indicator per row is no encoding, the numeric columns are", func() Input {
+			addr := textFrame("X", 12, []string{"sqft", "street"}, "street")
+			addr.Columns[1].NUnique = intp(12)
+			return crash(input(split, "ValueError", "could not convert string to float: '9808 NE 204th Pl'", 2, pd), addr)
+		}(), "X = churn.drop(columns=['id']).select_dtypes('number')\nX_tr, X_te, y_tr, y_te = train_test_split(X, y)\nrf.fit(X_tr, y_tr)\n"},
 		{"a split whose parts cannot be told apart", crash(input("X = df.drop(columns=['id'])\nparts = train_test_split(X, y)\nrf.fit(parts[0], y)\n", "ValueError", "could not convert string to float: 'a'", 2, pd), churnX), ""},
 		{"text column a scaler gets, codes before the call",
 			input("cols = ['Age', 'Sex']\ndf[cols] = sc.fit_transform(df[cols])\n", "ValueError", "could not convert string to float: 'male'", 1, pd, sexCol),
@@ -98,6 +103,11 @@ func TestBuildSiteRepairs(t *testing.T) {
 					t.Fatalf("want no build-site candidate, got %q", got)
 				}
 				return
+			}
+			for _, g := range got {
+				if strings.Contains(g, "get_dummies") && strings.Contains(tc.name, "address") {
+					t.Fatalf("an address column one-hot encoded: %q", g)
+				}
 			}
 			for _, g := range got {
 				if g == tc.want {

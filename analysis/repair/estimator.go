@@ -70,7 +70,7 @@ func estimatorGen(in *Input) []Candidate {
 		if len(text) > 0 {
 			what = "the text columns " + strings.Join(text, ", ")
 		}
-		if method == "fit" || method == "fit_transform" || method == "fit_predict" {
+		if (method == "fit" || method == "fit_transform" || method == "fit_predict") && !anyIdentifierLike(xv) {
 			enc := replaceAt(x.Range, "pd.get_dummies("+x.Text+")")
 			out = append(out, Candidate{
 				Fix:   analysis.Fix{Title: fmt.Sprintf("One-hot encode %s (pd.get_dummies)", what), Edits: []analysis.Edit{enc}},
