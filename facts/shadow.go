@@ -42,6 +42,13 @@ type ShadowResult struct {
 	// 34_crashkeys.py): a frame built by the crashing cell itself is in no inspection. At
 	// most 4 objects, frames and dicts first.
 	CrashKeys []CrashKeys `json:"crash_keys,omitempty"`
+	// CrashFacts, for any exception, are the runtime facts (as an inspection gives them) of
+	// the names the crash line reads and of the names the cell's statements binding those
+	// read, as the innermost cell frame held them at the crash (kernelclient/inspector/
+	// 35_crashfacts.py): a frame or array the crashing cell built is in no inspection, and
+	// a name it rebinds is stale there. At most 8 names, 64 KiB; modules, classes,
+	// functions and opaque user objects are left out.
+	CrashFacts map[string]Value `json:"crash_facts,omitempty"`
 	// Trace is the per-line state recorded with trace on, in execution order.
 	Trace []LineState `json:"trace,omitempty"`
 	// TraceTruncated is true when the trace hit its size bound.

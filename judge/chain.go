@@ -62,8 +62,9 @@ func (j *Judge) chain(ctx context.Context, c *candidate, base repair.Input, insp
 	}
 	next := base
 	next.Finding, next.Message, next.Text, next.Facts = fs[0], o.Message, edited, cf
-	// The original crash's keys describe other objects; the new failure's are its own.
+	// The original crash's keys and facts describe other objects; the new failure's are its own.
 	next.CrashKeys = o.CrashKeys
+	next.CrashFacts = o.CrashFacts
 	next.History = make([]repair.Cell, len(hist))
 	for k, h := range hist {
 		if t, ok := c.after[h.ID]; ok {

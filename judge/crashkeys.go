@@ -19,3 +19,16 @@ func crashKeys(r *facts.ShadowResult, f analysis.Finding) []facts.CrashKeys {
 	}
 	return r.CrashKeys
 }
+
+// crashFacts returns the facts of the crash line's names as the cell's shadow run held them
+// at the crash, when that run's crash is the one the finding is about: the repairs of a
+// cell that builds its own data reason from them.
+func crashFacts(r *facts.ShadowResult, f analysis.Finding) map[string]facts.Value {
+	if r == nil || r.Status != facts.ShadowError || len(r.CrashFacts) == 0 {
+		return nil
+	}
+	if f.Exception != "" && !strings.EqualFold(f.Exception, r.Exception) && !strings.HasSuffix(r.Exception, f.Exception) && !strings.HasSuffix(f.Exception, r.Exception) {
+		return nil
+	}
+	return r.CrashFacts
+}

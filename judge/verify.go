@@ -98,6 +98,8 @@ type Outcome struct {
 	// CrashKeys are the keys the failing run saw on that line (facts.ShadowResult), for
 	// the chained repair of that failure.
 	CrashKeys []facts.CrashKeys
+	// CrashFacts are the facts of that line's names as the failing run held them.
+	CrashFacts map[string]facts.Value
 }
 
 // statusUnverifiable marks a candidate verification cannot run (see maxReplayCells).
@@ -157,7 +159,7 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 	unran := unranCells(nb, req.Result, req.CellID)
 	inputs := make([]repair.Input, len(crashes))
 	for n, i := range crashes {
-		inputs[n] = repair.Input{Finding: out[i], Message: shadowMessage(req.Shadow, out[i]), Text: cell.Text, Facts: cf, History: hist, Unrun: unrun, Unran: unran, CrashKeys: crashKeys(req.Shadow, out[i])}
+		inputs[n] = repair.Input{Finding: out[i], Message: shadowMessage(req.Shadow, out[i]), Text: cell.Text, Facts: cf, History: hist, Unrun: unrun, Unran: unran, CrashKeys: crashKeys(req.Shadow, out[i]), CrashFacts: crashFacts(req.Shadow, out[i])}
 	}
 	active := j.Kernel != nil && j.Options.Shadow != ShadowOff && j.Options.Shadow != ""
 	insp := req.Inspection
@@ -513,7 +515,7 @@ func (j *Judge) runCandidate(ctx context.Context, c *candidate, orig *facts.Shad
 				return j.runCandidate(ctx, c, orig, nil)
 			}
 		}
-		o.Exception, o.Message, o.Line, o.CrashKeys = r.Exception, r.Message, r.Line, r.CrashKeys
+		o.Exception, o.Message, o.Line, o.CrashKeys, o.CrashFacts = r.Exception, r.Message, r.Line, r.CrashKeys, r.CrashFacts
 		o.Reason = fmt.Sprintf("the edited cell raised %s: %s", r.Exception, oneLine(r.Message))
 	default:
 		o.Reason = firstNonEmpty(r.Reason, r.Refused, r.Status)

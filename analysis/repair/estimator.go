@@ -70,7 +70,7 @@ func estimatorGen(in *Input) []Candidate {
 		if len(text) > 0 {
 			what = "the text columns " + strings.Join(text, ", ")
 		}
-		if method == "fit" || method == "fit_transform" || method == "fit_predict" {
+		if (method == "fit" || method == "fit_transform" || method == "fit_predict") && !anyIdentifierLike(xv) {
 			enc := replaceAt(x.Range, "pd.get_dummies("+x.Text+")")
 			out = append(out, Candidate{
 				Fix:   analysis.Fix{Title: fmt.Sprintf("One-hot encode %s (pd.get_dummies)", what), Edits: []analysis.Edit{enc}},
@@ -264,6 +264,9 @@ func withTextLabels(in *Input, args []*analysis.Expr, xEdit analysis.Edit) (Cand
 	yv, ok := in.value(y.Text)
 	if !ok || !isText(yv) {
 		return Candidate{}, false
+	}
+	if m := textNumberRE.FindStringSubmatch(in.message()); m != nil && symbolClass(m[1]) != "" {
+		return Candidate{}, false // numbers written with symbols: codes would lose them (see buildsite.go)
 	}
 	flat := y.Text
 	if yv.Kind == facts.KindNDArray && len(yv.Shape) == 2 {

@@ -60,12 +60,9 @@ var targetBoundsRE = regexp.MustCompile(`Target (-?\d+) is out of bounds`)
 
 // outputWidth is the out_features of the last layer of a module the crash line uses.
 func outputWidth(in Input) int {
-	if in.Inspection == nil {
-		return 0
-	}
 	line := lineAt(in.Text, in.crashLine())
-	for n, v := range in.Inspection.Values {
-		if v.Module != nil && v.Module.Last != nil && v.Module.Last.OutFeatures != nil && strings.Contains(line, n) {
+	for _, n := range in.knownNames() {
+		if v, _ := in.value(n); v.Module != nil && v.Module.Last != nil && v.Module.Last.OutFeatures != nil && strings.Contains(line, n) {
 			return *v.Module.Last.OutFeatures
 		}
 	}

@@ -33,6 +33,12 @@ type Input struct {
 	// saw them when it failed (facts.ShadowResult.CrashKeys); nil without such a run. They
 	// know the columns of a frame the crashing cell built itself.
 	CrashKeys []facts.CrashKeys
+	// CrashFacts are the runtime facts of the names the crash line reads (and of what the
+	// cell's bindings of those read) as the cell's shadow run held them when it failed
+	// (facts.ShadowResult.CrashFacts); nil without such a run. For a name the cell binds
+	// before the crash line, or one no inspection knows, they replace the kernel's facts
+	// (see value): the kernel holds the name's stale value or none.
+	CrashFacts map[string]facts.Value
 }
 
 // Cell is one cell of the notebook: an executed cell of the history, or one of Unran.
@@ -152,13 +158,61 @@ func rangeKey(r analysis.Range) string {
 	return itoa(r.Start.Line) + ":" + itoa(r.Start.Character) + "-" + itoa(r.End.Line) + ":" + itoa(r.End.Character)
 }
 
-// value returns the runtime facts of name, if the inspection has them.
+// value returns the runtime facts of name: the crash frame's when the cell binds name before
+// the crash line or the inspection lacks it, else the inspection's.
 func (in *Input) value(name string) (facts.Value, bool) {
+	if v, ok := in.CrashFacts[name]; ok && v.Exists {
+		if _, fresh := in.crashValue(name); fresh {
+			return v, true
+		}
+	}
 	if in.Inspection == nil {
 		return facts.Value{}, false
 	}
 	v, ok := in.Inspection.Values[name]
 	return v, ok && v.Exists
+}
+
+// knownNames lists, sorted, the names value knows: the inspection's and the crash frame's.
+func (in *Input) knownNames() []string {
+	seen := map[string]bool{}
+	var out []string
+	if in.Inspection != nil {
+		for n := range in.Inspection.Values {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	for n := range in.CrashFacts {
+		if !seen[n] {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// crashValue returns the crash frame's facts of name and whether they are the ones to
+// believe over the kernel's: the cell binds name before the crash line (the kernel's
+// value is stale or absent) or no inspection knows name.
+func (in *Input) crashValue(name string) (facts.Value, bool) {
+	v, ok := in.CrashFacts[name]
+	if !ok || !v.Exists {
+		return facts.Value{}, false
+	}
+	if in.Facts != nil {
+		for _, d := range in.Facts.Defs {
+			if d.Name == name && d.Range.Start.Line <= in.crashLine() {
+				return v, true
+			}
+		}
+	}
+	if in.Inspection != nil {
+		if k, ok := in.Inspection.Values[name]; ok && k.Exists {
+			return v, false
+		}
+	}
+	return v, true
 }
 
 // message is the exception message to parse: the run's, else the finding's. A shadow
@@ -306,7 +360,8 @@ func (in *Input) exprsOnLine(l int, keep func(e *analysis.Expr) bool) []*analysi
 func Key(f analysis.Fix) string { return fixKey(f) }
 
 // EditSize measures how much a fix changes, in characters changed (a common prefix and
-// suffix of the replaced and the new text do not count), so the smallest repair ranks first.
+// suffix of the replaced and the new text do not count, nor does the old text a wrap keeps
+// whole), so the smallest repair ranks first.
 func EditSize(texts map[string]string, target string, f analysis.Fix) int {
 	n := 0
 	for _, e := range f.Edits {
@@ -324,7 +379,12 @@ func EditSize(texts map[string]string, target string, f analysis.Fix) int {
 		for s < len(old)-p && s < len(nw)-p && old[len(old)-1-s] == nw[len(nw)-1-s] {
 			s++
 		}
-		n += len(old) - p - s + len(nw) - p - s
+		om, nm := old[p:len(old)-s], nw[p:len(nw)-s]
+		if om != "" && strings.Contains(nm, om) {
+			n += len(nm) - len(om) // a wrap (pd.get_dummies(...) around the old text) changes only what it adds
+		} else {
+			n += len(om) + len(nm)
+		}
 		if e.Cell != "" && e.Cell != target {
 			n += 20 // another cell to re-run costs the user more than a few characters
 		}

@@ -763,6 +763,12 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
                 keys = None
             if keys:
                 res["crash_keys"] = keys
+            try:
+                cfacts = _crash_facts(e.__traceback__, code, lmap)  # 35_crashfacts.py
+            except BaseException:
+                cfacts = None
+            if cfacts:
+                res["crash_facts"] = cfacts
     if _refusals:
         res = {"status": "refused", "refused": _refusals[0],
                "reason": "the cell tried a side effect a shadow run does not allow (%s); outcome unknown" % _refusals[0]}

@@ -466,6 +466,32 @@ class ShadowTest(unittest.TestCase):
         self.assertEqual(r["exception"], "NameError")
         self.assertNotIn("crash_keys", r)
 
+    def test_crash_facts(self):
+        # Objects the crashing cell built: described from the child's frame, following the
+        # bindings of what the crash line reads (Xtr from X from cf_df).
+        r = shadow("cf_df = pd.DataFrame({'a': [1.0, 2.0, 3.0, 4.0], 'c': ['m', 'y', 'm', 'y']})\n"
+                   "X = cf_df.drop(columns=['a'])\nXtr = X.iloc[:3]\nimport numpy as np\nnp.asarray(Xtr, dtype=float)",
+                   trace=False)
+        self.assertEqual((r["status"], r["exception"]), ("error", "ValueError"))
+        cf = r["crash_facts"]
+        self.assertEqual(sorted(cf), ["X", "Xtr", "cf_df"])
+        self.assertEqual(cf["Xtr"]["kind"], "dataframe")
+        self.assertEqual(cf["Xtr"]["shape"], [3, 1])
+        self.assertEqual([(c["name"], c["dtype"]) for c in cf["cf_df"]["columns"]], [("a", "float64"), ("c", "object")])
+        # Bounded: at most 8 names however many the line reads.
+        many = "\n".join("v%d = [%d]" % (i, i) for i in range(20))
+        r = shadow(many + "\n" + " + ".join("v%d" % i for i in range(20)) + " + None", trace=False)
+        self.assertEqual(r["exception"], "TypeError")
+        self.assertEqual(len(r["crash_facts"]), 8)
+        # Nothing of a user object runs: no property, __repr__ or __len__ of it is called (had
+        # one run, its error would have been reported for bm3), and it is not reported.
+        r = shadow("class Boom3:\n    def __repr__(self):\n        raise SystemExit(5)\n"
+                   "    def __len__(self):\n        raise SystemExit(6)\n"
+                   "bm3 = Boom3()\nbn3 = [1, 2]\nbn3 + bm3", trace=False)
+        self.assertEqual((r["status"], r["exception"]), ("error", "TypeError"))
+        self.assertEqual(list(r["crash_facts"]), ["bn3"])
+        self.assertEqual(r["crash_facts"]["bn3"]["len"], 2)
+
     def test_lines_exact_with_magics(self):
         r = shadow("%matplotlib inline\nx = 1\n\n%time y = undefined_a")
         self.assertEqual((r["status"], r["exception"], r["line"]), ("error", "NameError", 4))

@@ -1,0 +1,121 @@
+# ---------------------------------------------------------------------------------------------
+# Shadow runs: crash-frame facts (facts.ShadowResult.CrashFacts)
+#
+# A cell that builds its own data (X = df.drop(...); X_train, ... = train_test_split(X, y))
+# and fails on it leaves the repair library nothing to reason with: the objects exist only in
+# the child. On any exception the child describes, as the innermost cell frame held them at
+# the crash, the names the crash line reads and the names read by the cell's statements that
+# bind those (X_train's split reads X, X's drop reads df), with the inspector's own
+# _describe: the same sampling and bounds, nothing of the user's code beyond what describe
+# runs for an inspection. At most _CF_NAMES names, _CF_BUDGET_MS of time and _CF_BYTES of
+# JSON. The child is about to exit, so nothing here can change the user's kernel.
+
+_CF_NAMES = 8
+_CF_BUDGET_MS = 50.0
+_CF_BYTES = 64 * 1024
+_CF_IDENT = None
+_CF_SKIP = frozenset(
+    "and as assert async await break class continue def del elif else except finally for from global if "
+    "import in is lambda nonlocal not or pass raise return try while with yield None True False "
+    "print len range list dict set tuple int float str bool type isinstance".split()
+)
+
+
+def _cf_names(text):
+    """The identifiers text reads (no attribute names, no keywords, no string contents)."""
+    global _CF_IDENT
+    import re
+
+    if _CF_IDENT is None:
+        _CF_IDENT = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(?!\s*=[^=])")
+    text = (_CK_STRING.sub("''", text) if _CK_STRING is not None else text).split("#", 1)[0]
+    out = []
+    for m in _CF_IDENT.finditer(text):
+        n = m.group(1)
+        if n not in _CF_SKIP and n not in out:
+            out.append(n)
+    return out
+
+
+def _cf_binders(lines, upto):
+    """name -> the text (right-hand side) of the last top-level statement before line upto
+    (1-based) that binds it with a plain assignment."""
+    import re
+
+    out = {}
+    for ln in range(1, min(upto, len(lines) + 1)):
+        line = lines[ln - 1]
+        if not line or line[0] in " \t#":
+            continue
+        m = re.match(r"\s*([A-Za-z_][\w\s,()\[\]]*?)\s*=(?!=)(.*)$", line)
+        if m is None:
+            continue
+        for t in re.findall(r"[A-Za-z_]\w*", m.group(1)):
+            out[t] = m.group(2)
+    return out
+
+
+def _cf_value(frame, name):
+    for scope in (frame.f_locals, frame.f_globals):
+        if isinstance(scope, dict):
+            if name in scope:
+                return dict.__getitem__(scope, name)
+        elif type(scope).__name__ == "FrameLocalsProxy":
+            if name in scope:
+                return scope[name]
+    return _MISSING
+
+
+def _crash_facts(tb, code, lmap):
+    """facts.Value (JSON) by name of what the crash line reads and what the cell's bindings
+    of those read, as the innermost cell frame held it; None when there is nothing."""
+    global _CK_STRING
+    frame, lineno = None, 0
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == CELL_FILENAME:
+            frame, lineno = tb.tb_frame, tb.tb_lineno
+        tb = tb.tb_next
+    if frame is None:
+        return None
+    import re
+
+    if _CK_STRING is None:
+        _CK_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+    lines = code.split("\n")
+    ln = _map(lmap, lineno)
+    if not 1 <= ln <= len(lines):
+        return None
+    binders = _cf_binders(lines, ln)
+    # Breadth first: the crash line's names, then what their bindings read, and so on.
+    queue, names = _cf_names(lines[ln - 1]), []
+    while queue and len(names) < 3 * _CF_NAMES:
+        n = queue.pop(0)
+        if n in names:
+            continue
+        names.append(n)
+        if n in binders:
+            queue.extend(x for x in _cf_names(binders[n]) if x not in names)
+    ctx = _Ctx(True, time.perf_counter() + _CF_BUDGET_MS / 1000.0)
+    out, size = {}, 0
+    for n in names:
+        if len(out) >= _CF_NAMES or ctx.over():
+            break
+        obj = _cf_value(frame, n)
+        if obj is _MISSING or isinstance(obj, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)):
+            continue
+        try:
+            v = {"name": n, "exists": True}
+            v.update(_describe(obj, ctx))
+        except BaseException as e:  # the child reports what it has; nothing is lost by going on
+            v = {"name": n, "exists": True, "type": _tname(type(obj)), "error": "inspector: %s" % _err(e)}
+        if v.get("kind") in ("other", "callable", "module", "class"):
+            continue  # nothing a repair reads, and user objects' attributes are noise
+        try:
+            n_bytes = len(json.dumps(v, default=str))
+        except BaseException:
+            continue
+        if size + n_bytes > _CF_BYTES:
+            continue
+        size += n_bytes
+        out[n] = v
+    return out or None
