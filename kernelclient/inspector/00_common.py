@@ -5,8 +5,9 @@ The module is kept in parts, joined in file-name order into one module (embed.go
 11_describe and 12_describe_libs (facts per value kind), 13_inspect (inspect, whoami),
 20_shadow (the shadow runner, kernel side), 30_child (the forked child's guards and run),
 31_sandbox (the child's namespace sandbox), 32_contain (containment of inherited state, the
-outcomes the sandbox explains), 33_fallback (the fallback's additions, the sandbox probe), 34_crashkeys (the keys a
-failing line's objects hold), 35_crashfacts (facts of what the failing line reads), 90_reinject (stopping an older copy's children). VERSION is a hash of the joined source.
+outcomes the sandbox explains), 33_fallback (the fallback's additions, the sandbox probe),
+34_crashkeys (the keys a failing line's objects hold), 35_crashfacts (facts of what the
+failing line reads), 90_reinject (stopping an older copy's children). VERSION is a hash of the joined source.
 
 premortem injects this source into the user's Jupyter kernel as the private module
 ``_premortem_inspector`` (exec'd in a fresh types.ModuleType registered in sys.modules, never
