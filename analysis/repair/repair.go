@@ -274,41 +274,13 @@ func (in *Input) callsOnLine(l int) []analysis.Call {
 			out = append(out, c)
 		}
 	}
-	var walk func(e *analysis.Expr)
-	walk = func(e *analysis.Expr) {
-		if e == nil || e.Range.Start.Line > l || e.Range.End.Line < l {
-			return
+	for _, e := range in.exprsOnLine(l, func(e *analysis.Expr) bool { return e.Kind == analysis.ExprCall }) {
+		callee := ""
+		if e.Value != nil {
+			callee, _ = e.Value.Chain()
 		}
-		if e.Kind == analysis.ExprCall {
-			callee := ""
-			if e.Value != nil {
-				callee, _ = e.Value.Chain()
-			}
-			add(analysis.Call{Callee: callee, Expr: e, Range: e.Range})
-		}
-		walk(e.Value)
-		walk(e.Index)
-		for _, a := range e.Args {
-			walk(a)
-		}
-		for _, k := range e.Keywords {
-			walk(k.Value)
-		}
+		add(analysis.Call{Callee: callee, Expr: e, Range: e.Range})
 	}
-	var stmts func(ss []*analysis.Statement)
-	stmts = func(ss []*analysis.Statement) {
-		for _, st := range ss {
-			if st == nil || st.Range.Start.Line > l || st.Range.End.Line < l {
-				continue
-			}
-			for _, t := range st.Targets {
-				walk(t)
-			}
-			walk(st.Value)
-			stmts(st.Body)
-		}
-	}
-	stmts(in.Facts.Statements)
 	for _, c := range in.Facts.Calls {
 		add(c)
 	}

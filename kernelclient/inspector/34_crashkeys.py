@@ -100,17 +100,24 @@ def _ck_lookup(chain, frame):
     return obj
 
 
+def _cell_frame(tb):
+    """The innermost frame of the traceback that runs the cell's own code (a function the
+    cell defined counts), and its line; (None, 0) when the exception never reached it."""
+    frame, lineno = None, 0
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == CELL_FILENAME:
+            frame, lineno = tb.tb_frame, tb.tb_lineno
+        tb = tb.tb_next
+    return frame, lineno
+
+
 def _crash_keys(e, tb, code, lmap):
     """facts.CrashKeys of the objects the crash line subscripts or reads attributes of, for a
     KeyError, an AttributeError or a "not in index" error; None otherwise."""
     global _CK_BASE, _CK_STRING
     if not _ck_wanted(e):
         return None
-    frame, lineno = None, 0
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == CELL_FILENAME:
-            frame, lineno = tb.tb_frame, tb.tb_lineno
-        tb = tb.tb_next
+    frame, lineno = _cell_frame(tb)
     if frame is None:
         return None
     import re

@@ -70,11 +70,7 @@ def _crash_facts(tb, code, lmap):
     """facts.Value (JSON) by name of what the crash line reads and what the cell's bindings
     of those read, as the innermost cell frame held it; None when there is nothing."""
     global _CK_STRING
-    frame, lineno = None, 0
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == CELL_FILENAME:
-            frame, lineno = tb.tb_frame, tb.tb_lineno
-        tb = tb.tb_next
+    frame, lineno = _cell_frame(tb)  # 34_crashkeys.py
     if frame is None:
         return None
     import re
