@@ -155,8 +155,8 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 		return out, nil
 	}
 	hist := historyCells(nb, req.Result, req.CellID)
-	unrun := unrunNames(nb, req.Result, req.CellID)
 	unran := unranCells(nb, req.Result, req.CellID)
+	unrun := unrunNames(unran)
 	inputs := make([]repair.Input, len(crashes))
 	for n, i := range crashes {
 		inputs[n] = repair.Input{Finding: out[i], Message: shadowMessage(req.Shadow, out[i]), Text: cell.Text, Facts: cf, History: hist, Unrun: unrun, Unran: unran, CrashKeys: crashKeys(req.Shadow, out[i]), CrashFacts: crashFacts(req.Shadow, out[i])}
@@ -328,21 +328,11 @@ func historyCells(nb *notebook.Notebook, res *analysis.Result, target string) []
 	return out
 }
 
-// unrunNames returns the names bound by the code cells that have not run, the target aside.
-func unrunNames(nb *notebook.Notebook, res *analysis.Result, target string) map[string]bool {
+// unrunNames returns the names bound by the code cells that have not run (unranCells).
+func unrunNames(unran []repair.Cell) map[string]bool {
 	out := map[string]bool{}
-	for _, c := range nb.Cells {
-		if c.ID == target || c.Kind != notebook.Code || c.Executed() {
-			continue
-		}
-		var cf *analysis.CellFacts
-		if res != nil {
-			cf = res.Facts[c.ID]
-		}
-		if cf == nil {
-			cf = analysis.ParseCell(c.Text)
-		}
-		for _, d := range cf.Defs {
+	for _, c := range unran {
+		for _, d := range c.Facts.Defs {
 			out[d.Name] = true
 		}
 	}
