@@ -550,7 +550,14 @@ func offered(cs []*candidate, texts map[string]string, target string, nb *notebo
 			unver = append(unver, c)
 		}
 	}
-	sort.SliceStable(ver, func(a, b int) bool { return ver[a].size < ver[b].size })
+	// A fix of one step comes before a composed one (each step is a change the user must
+	// accept), then the smallest edit first.
+	sort.SliceStable(ver, func(a, b int) bool {
+		if sa, sb := max(len(ver[a].steps), 1), max(len(ver[b].steps), 1); sa != sb {
+			return sa < sb
+		}
+		return ver[a].size < ver[b].size
+	})
 	sort.SliceStable(unver, func(a, b int) bool { return unver[a].size < unver[b].size })
 	var out []analysis.Fix
 	for i, c := range ver {
