@@ -249,8 +249,14 @@ func misspelledName(in *Input) []Candidate {
 	for _, d := range in.Facts.Defs {
 		pool = append(pool, d.Name)
 	}
+	return renameCandidates(in, wrong, nearest(wrong, pool, 2), "spelling")
+}
+
+// renameCandidates replaces the cell's top-level uses of the undefined name wrong with each
+// of names in turn; why says how the name was matched ("spelling").
+func renameCandidates(in *Input, wrong string, names []string, why string) []Candidate {
 	var out []Candidate
-	for _, n := range nearest(wrong, pool, 2) {
+	for _, n := range names {
 		var edits []analysis.Edit
 		for _, u := range in.Facts.Uses {
 			if u.Name == wrong && u.InFunction == "" {
@@ -262,7 +268,7 @@ func misspelledName(in *Input) []Candidate {
 		}
 		out = append(out, Candidate{
 			Fix:   analysis.Fix{Title: fmt.Sprintf("Use %s instead of %s", n, wrong), Edits: edits},
-			Keeps: fmt.Sprintf("%s is defined; %s is not (spelling)", n, wrong),
+			Keeps: fmt.Sprintf("%s is defined; %s is not (%s)", n, wrong, why),
 		})
 	}
 	return out

@@ -1,12 +1,10 @@
 package repair
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 	"unicode"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
 )
 
@@ -54,23 +52,7 @@ func wordNameGen(in *Input) []Candidate {
 	if len(matches) == 0 || len(matches) > 2 {
 		return nil
 	}
-	var out []Candidate
-	for _, n := range matches {
-		var edits []analysis.Edit
-		for _, u := range in.Facts.Uses {
-			if u.Name == wrong && u.InFunction == "" {
-				edits = append(edits, replaceAt(u.Range, n))
-			}
-		}
-		if len(edits) == 0 {
-			continue
-		}
-		out = append(out, Candidate{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Use %s instead of %s", n, wrong), Edits: edits},
-			Keeps: fmt.Sprintf("%s is defined; %s, the same words in another order, is not", n, wrong),
-		})
-	}
-	return out
+	return renameCandidates(in, wrong, matches, "the same words in another order")
 }
 
 // wordNameWanted asks for the facts of the history's names with the missing name's words,
