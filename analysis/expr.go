@@ -62,6 +62,22 @@ type Keyword struct {
 }
 
 // Chain returns the dotted name of a Name or Attribute-of-Name chain ("pd.get_dummies"),
+// Root is the name an attribute, subscript or call chain starts from (df in
+// df["a"].fillna(0)); "" when it starts from anything else or e is nil.
+func (e *Expr) Root() string {
+	for e != nil {
+		switch e.Kind {
+		case ExprName:
+			return e.Name
+		case ExprAttribute, ExprSubscript, ExprCall:
+			e = e.Value
+		default:
+			return ""
+		}
+	}
+	return ""
+}
+
 // and false for anything else (calls, subscripts in the chain).
 func (e *Expr) Chain() (string, bool) {
 	switch {

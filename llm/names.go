@@ -310,7 +310,7 @@ func (cn *cellNames) mutations(s *analysis.Statement, globals map[string]bool) {
 	case analysis.StmtDelete:
 		for _, t := range s.Targets {
 			if t.Kind != analysis.ExprName {
-				mutate(rootName(t))
+				mutate(t.Root())
 			}
 		}
 	case analysis.StmtExpr:
@@ -340,23 +340,8 @@ func targetMutations(t *analysis.Expr, mutate func(string)) {
 			targetMutations(a, mutate)
 		}
 	case analysis.ExprAttribute, analysis.ExprSubscript:
-		mutate(rootName(t))
+		mutate(t.Root())
 	}
-}
-
-// rootName is the name an attribute, subscript or call chain starts from ("" if none).
-func rootName(e *analysis.Expr) string {
-	for e != nil {
-		switch e.Kind {
-		case analysis.ExprName:
-			return e.Name
-		case analysis.ExprAttribute, analysis.ExprSubscript, analysis.ExprCall:
-			e = e.Value
-		default:
-			return ""
-		}
-	}
-	return ""
 }
 
 // leftmostCall returns the root name of an expression statement and the method of its

@@ -119,7 +119,7 @@ func (c *checker) assign(t *analysis.Expr, v *val, src *analysis.Expr) {
 		c.assignItem(t, v)
 	case analysis.ExprAttribute:
 		c.visit(t.Value)
-		if root := rootName(t); root != "" {
+		if root := t.Root(); root != "" {
 			c.forget(root)
 		}
 	}
@@ -127,7 +127,7 @@ func (c *checker) assign(t *analysis.Expr, v *val, src *analysis.Expr) {
 
 // assignItem handles obj[key] = v: a new or replaced column, a dict key, an array element.
 func (c *checker) assignItem(t *analysis.Expr, v *val) {
-	root := rootName(t)
+	root := t.Root()
 	if t.Value.Kind != analysis.ExprName {
 		if root != "" {
 			c.forget(root)
@@ -218,25 +218,10 @@ func (c *checker) delete(t *analysis.Expr) {
 			c.forget(t.Value.Name)
 		}
 	default:
-		if r := rootName(t); r != "" {
+		if r := t.Root(); r != "" {
 			c.forget(r)
 		}
 	}
-}
-
-// rootName returns the name at the root of an attribute/subscript chain.
-func rootName(e *analysis.Expr) string {
-	for e != nil {
-		switch e.Kind {
-		case analysis.ExprName:
-			return e.Name
-		case analysis.ExprAttribute, analysis.ExprSubscript, analysis.ExprCall:
-			e = e.Value
-		default:
-			return ""
-		}
-	}
-	return ""
 }
 
 // touchedBy collects names a block may rebind or change in place: assignment targets, the
@@ -265,7 +250,7 @@ func namesIn(t *analysis.Expr, out map[string]bool) {
 			namesIn(x, out)
 		}
 	default:
-		if r := rootName(t); r != "" {
+		if r := t.Root(); r != "" {
 			out[r] = true
 		}
 	}
@@ -279,7 +264,7 @@ func mutatedIn(e *analysis.Expr, out map[string]bool) {
 	pure := e.Kind == analysis.ExprCall && e.Value != nil && e.Value.Kind == analysis.ExprName && readOnlyBuiltin[e.Value.Name]
 	if e.Kind == analysis.ExprCall && !pure {
 		if e.Value != nil && e.Value.Kind == analysis.ExprAttribute {
-			if r := rootName(e.Value.Value); r != "" {
+			if r := e.Value.Value.Root(); r != "" {
 				out[r] = true
 			}
 		}

@@ -72,7 +72,7 @@ var callFamilies = []func(c *checker, k *callInfo) (*val, bool){
 // functions.
 func (c *checker) unknownCall(k *callInfo) {
 	if k.method != "" {
-		if r := rootName(k.recvExpr()); r != "" && mutableKind(k.recv) && !pureMethod(k.recv, k.method) && !accessorCall(k) {
+		if r := k.recvExpr().Root(); r != "" && mutableKind(k.recv) && !pureMethod(k.recv, k.method) && !accessorCall(k) {
 			c.forget(r)
 		}
 	}

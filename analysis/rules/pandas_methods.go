@@ -87,7 +87,7 @@ func inplace(c *checker, k *callInfo, result *val) (*val, bool) {
 			result.name, result.origin = name, fmt.Sprintf("after line %d", k.e.Range.Start.Line+1)
 		}
 		c.rebind(name, result)
-	} else if r := rootName(k.recvExpr()); r != "" {
+	} else if r := k.recvExpr().Root(); r != "" {
 		c.forget(r)
 	}
 	none := constVal(nil, k.e.Text)

@@ -106,7 +106,7 @@ func checkSeaborn(c *checker, k *callInfo, fn string) {
 
 // seabornVersion reads <alias>.__version__ from the kernel facts (Wanted asks for it).
 func (c *checker) seabornVersion(k *callInfo) (int, int, bool) {
-	root := rootName(k.e.Value)
+	root := k.e.Value.Root()
 	f, ok := c.env.value(root + ".__version__")
 	if !ok || !f.Exists {
 		return 0, 0, false

@@ -242,7 +242,7 @@ func estimatorMethod(c *checker, k *callInfo, est *val) (*val, bool) {
 		if name := k.recvName(); name != "" {
 			fitted.name = name
 			c.rebind(name, fitted)
-		} else if r := rootName(k.recvExpr()); r != "" {
+		} else if r := k.recvExpr().Root(); r != "" {
 			c.forget(r)
 		}
 		if bad {

@@ -217,7 +217,7 @@ func (c *checker) attribute(e *analysis.Expr, base *val) *val {
 	}
 	// The inspector may have looked at the whole chain ("model.fc1", "df.Age").
 	if chain, ok := e.Chain(); ok {
-		if root := rootName(e); root != "" && c.fromKernelName(root) {
+		if root := e.Root(); root != "" && c.fromKernelName(root) {
 			if f, ok := c.env.value(chain); ok {
 				if !f.Exists && base != nil {
 					if checkMissingAttr(c, e, base, true) {
