@@ -317,3 +317,37 @@ func TestPyLiterals(t *testing.T) {
 		t.Errorf("pyList = %s", got)
 	}
 }
+
+// TestStartingForeverConnects: a Jupyter Server can report "starting" until someone asks
+// the kernel something (it missed the kernel's only status message). With a long ctx, the
+// client must handshake after the grace instead of waiting out ctx (the hang this replaces
+// waited until two seconds before the deadline, and Execute then had no time left).
+func TestStartingForeverConnects(t *testing.T) {
+	k := &fakeKernel{session: "kernel-session-1", sentSig: make(chan struct{}, 1)}
+	c := newClient("fake", func(ctx context.Context, s sink) (transport, error) {
+		k.mu.Lock()
+		k.sink = s
+		k.mu.Unlock()
+		return fakeTransport{k}, nil
+	}, Options{HeartbeatInterval: time.Hour})
+	c.observe = func(context.Context) State { return StateStarting }
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- c.start(ctx) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("start still waiting on a kernel read as starting after a minute")
+	}
+	if c.AwaitingIdle() {
+		t.Fatal("a kernel read as starting got a deferred handshake although ctx left room")
+	}
+	if info := c.Info(); info.LanguageName != "python" {
+		t.Fatalf("no kernel_info after start: %+v", info)
+	}
+}

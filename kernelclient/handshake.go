@@ -32,11 +32,14 @@ func (c *Client) start(ctx context.Context) error {
 		return err
 	}
 	st := c.passiveState(ctx)
-	// A kernel still starting is waited for as long as ctx leaves room for the handshake;
-	// a busy one for awaitInline.
+	// A kernel still starting is waited for startingGrace at most (less when ctx leaves no
+	// room for the handshake after it); a busy one for awaitInline. "starting" is not a
+	// user's cell: a Jupyter Server reports it until it sees a status message, and it can
+	// miss the only one a fresh kernel sends, so waiting for it to change could use up the
+	// whole of ctx. The handshake itself waits for a kernel that is really starting.
 	inline := time.Now().Add(awaitInline)
-	starting := inline
-	if dl, ok := ctx.Deadline(); ok {
+	starting := time.Now().Add(startingGrace)
+	if dl, ok := ctx.Deadline(); ok && dl.Add(-2*time.Second).Before(starting) {
 		starting = dl.Add(-2 * time.Second)
 	}
 	for ctx.Err() == nil && ((st == StateBusy && time.Now().Before(inline)) || (st == StateStarting && time.Now().Before(starting))) {
@@ -46,7 +49,7 @@ func (c *Client) start(ctx context.Context) error {
 		}
 		st = c.passiveState(ctx)
 	}
-	if st == StateBusy || st == StateStarting {
+	if st == StateBusy || (st == StateStarting && !roomForHandshake(ctx)) {
 		c.wg.Add(1)
 		go c.supervise()
 		c.deferHandshake(tr, gen, func(info KernelInfo, st State) {
@@ -84,6 +87,17 @@ func (c *Client) start(ctx context.Context) error {
 	c.wg.Add(1)
 	go c.supervise()
 	return nil
+}
+
+// handshakeRoom is what ctx must leave for a kernel still read as "starting" to get its
+// handshake inline: the reply comes once the kernel is up, which a fresh kernel is within
+// a few seconds.
+const handshakeRoom = 5 * time.Second
+
+// roomForHandshake reports that ctx has no deadline or leaves handshakeRoom before it.
+func roomForHandshake(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return !ok || time.Until(dl) >= handshakeRoom
 }
 
 // passiveState is the kernel's state as seen without sending it anything: busy when IOPub
