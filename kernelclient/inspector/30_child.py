@@ -52,6 +52,10 @@ def _arg(a):
 def _audit(event, args):
     if _in_scratch[0]:
         return  # the fallback's scratch directory (_Scratch): writes there are allowed
+    if event in _VIEW_EVENTS and _view[0] is not None:
+        return  # shutil's steps go through the private view's os functions (33_view.py)
+    if event == "os.truncate" and args and isinstance(args[0], int):
+        return  # ftruncate: only the view's files and private copies are open for writing
     if event == "open":
         path, mode, flags = (tuple(args) + (None, None, None))[:3]
         if isinstance(path, int):
@@ -87,6 +91,8 @@ def _audit(event, args):
     _refuse("%s(%s)" % (event, shown))
 
 
+_VIEW_NATIVE = frozenset(["torch.save", "torch.jit.save", "DataFrame.to_parquet", "DataFrame.to_feather",
+                          "DataFrame.to_orc"])
 _PROBE_COMMANDS = frozenset(["fc-list", "fc-match", "nvidia-smi", "lscpu", "sysctl"])
 
 
@@ -103,11 +109,12 @@ def _path_like(f):
     return isinstance(f, (str, bytes)) or hasattr(f, "__fspath__")
 
 
-def _patch_native_writers():
-    """Writers that open files in C (not seen by the audit hook): refuse path arguments."""
+def _patch_native_writers(view=False):
+    """Writers that open files in C (not seen by the audit hook): refuse path arguments,
+    but for those the private view gives a file object instead (_view_native_io)."""
     def wrap(owner, name, label, argpos=0, kw="path"):
         orig = getattr(owner, name, None)
-        if orig is None:
+        if orig is None or (view and label in _VIEW_NATIVE):
             return
 
         def guarded(*a, **k):
@@ -346,11 +353,13 @@ def _install_child_guards(sh, out, err, box):
             pass
     _sequential_parallelism(dataloader=fallback)
     if fallback:
-        _patch_native_writers()
+        _patch_native_writers(view=box.scratch is not None)
         _devnull_without_syscall()
         if box.scratch is not None:
             _scratch_env(box.scratch)
             _scratch_wrappers()
+            _view_wrappers(box.scratch)  # writes land in a private view (33_view.py)
+            _view_native_io()
         _guard_other_processes()
         # joblib probes named semaphores (a file in /dev/shm) when first imported; process
         # pools are refused in the fallback anyway.

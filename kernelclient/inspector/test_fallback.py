@@ -209,6 +209,13 @@ class FallbackAllowListTest(unittest.TestCase):
                 self.assertEqual(r["status"], "ok", r)
                 self.assertEqual(r["sandbox"], "fallback")
 
+    def test_probe_says_what_is_emulated(self):
+        """The probe tells judge's safe mode that the fallback takes file writes privately."""
+        p = json.loads(repr(M.sandbox_probe("fallback")))
+        self.assertEqual((p["sandbox"], p.get("emulated")), ("fallback", ["files"]), p)
+        self.assertIn("fallback: file writes emulated in a private view; network and subprocesses refused",
+                      p["sandbox_reason"])
+
     def test_unknown_architecture_refuses(self):
         saved = dict(M._SECCOMP_ARCH)
         M._SECCOMP_ARCH.clear()
@@ -218,6 +225,135 @@ class FallbackAllowListTest(unittest.TestCase):
             M._SECCOMP_ARCH.update(saved)
         self.assertEqual(r["status"], "refused", r)
         self.assertIn("knows no syscall table", r["reason"])
+
+
+def tree(d):
+    """path -> content hash (or "dir") and mode of everything under d."""
+    import hashlib
+
+    out = {}
+    for root, subdirs, names in os.walk(d):
+        out[root + "/"] = ("dir", os.stat(root).st_mode)
+        for n in names:
+            p = os.path.join(root, n)
+            with open(p, "rb") as f:
+                out[p] = (hashlib.sha256(f.read()).hexdigest(), os.stat(p).st_mode)
+    return out
+
+
+class FallbackViewTest(unittest.TestCase):
+    """The fallback's private view: a cell's writes happen, read back, list, and vanish."""
+
+    @classmethod
+    def setUpClass(cls):
+        SH.run_cell(SETUP, store_history=True).raise_error()
+        cls.dir = tempfile.mkdtemp(prefix="premortem-view-test-")
+        cls.tmp = tempfile.mkdtemp(prefix="premortem-view-tmp-")
+        cls.old_tempdir, tempfile.tempdir = tempfile.tempdir, cls.tmp
+        with open(os.path.join(cls.dir, "keep.txt"), "w") as f:
+            f.write("keep")
+        os.mkdir(os.path.join(cls.dir, "old"))
+        with open(os.path.join(cls.dir, "old", "a.txt"), "w") as f:
+            f.write("a")
+
+    @classmethod
+    def tearDownClass(cls):
+        tempfile.tempdir = cls.old_tempdir
+
+    def outside(self):
+        return {"dir": tree(self.dir), "tmp": tree(self.tmp), "count": SH.execution_count}
+
+    def test_writes_read_back_and_vanish(self):
+        d = self.dir
+        j = lambda *p: os.path.join(d, *p)  # noqa: E731
+        cells = {
+            "write_read": "import os\np = %r\nopen(p, 'w').write('x')\nassert open(p).read() == 'x'\n"
+                          "assert os.path.isfile(p) and os.path.getsize(p) == 1" % j("new.txt"),
+            "append": "with open(%r, 'a') as f:\n    f.write('more')\nassert open(%r).read() == 'keepmore'"
+                      % (j("keep.txt"), j("keep.txt")),
+            "delete": "import os\nos.remove(%r)\nassert not os.path.exists(%r)\nassert 'keep.txt' not in os.listdir(%r)"
+                      % (j("keep.txt"), j("keep.txt"), d),
+            "rename_mkdir": "import os\nos.mkdir(%r)\nos.rename(%r, %r)\nassert os.listdir(%r) == ['k']\n"
+                            "assert not os.path.exists(%r)" % (j("sub"), j("keep.txt"), j("sub", "k"), j("sub"), j("keep.txt")),
+            "rename_dir": "import os\nos.rename(%r, %r)\nassert open(%r).read() == 'a'\nassert not os.path.isdir(%r)"
+                          % (j("old"), j("new"), j("new", "a.txt"), j("old")),
+            "rmtree_recreate": "import shutil, os\nshutil.rmtree(%r)\nassert not os.path.exists(%r)\nos.makedirs(%r)\n"
+                               "assert os.listdir(%r) == []" % (d, d, j("old"), j("old")),
+            "listing": "import os\nopen(%r, 'w').write('y')\nassert sorted(os.listdir(%r)) == ['keep.txt', 'n2.txt', 'old']"
+                       % (j("n2.txt"), d),
+            "walk_glob": "import os, glob\nopen(%r, 'w').write('z')\nfs = [f for _, _, fl in os.walk(%r) for f in fl]\n"
+                         "assert sorted(fs) == ['a.txt', 'keep.txt', 'w.txt'], fs\n"
+                         "assert sorted(glob.glob(%r)) == [%r, %r]" % (j("w.txt"), d, j("*.txt"), j("keep.txt"), j("w.txt")),
+            "pathlib": "from pathlib import Path\np = Path(%r) / 'q' / 'r.txt'\np.parent.mkdir(parents=True)\n"
+                       "p.write_text('hi')\nassert p.read_text() == 'hi'\n"
+                       "assert [x.name for x in Path(%r).glob('q/*.txt')] == ['r.txt']\np.unlink()\nassert not p.exists()"
+                       % (d, d),
+            "shutil": "import shutil, os\nshutil.copy(%r, %r)\nshutil.copytree(%r, %r)\nshutil.move(%r, %r)\n"
+                      "assert open(%r).read() == 'keep' and os.listdir(%r) == ['a.txt']"
+                      % (j("keep.txt"), j("c.txt"), j("old"), j("old2"), j("c.txt"), j("old2", "c.txt"),
+                         j("old2", "c.txt"), j("old")),
+            "tempfile": "import tempfile\nwith tempfile.NamedTemporaryFile('w', dir=%r) as f:\n    f.write('x')\n"
+                        "d2 = tempfile.mkdtemp(dir=%r)" % (d, d),
+            "chmod_truncate": "import os\nos.chmod(%r, 0o600)\nos.truncate(%r, 2)\nassert open(%r).read() == 'ke'\n"
+                              "assert os.stat(%r).st_mode & 0o777 == 0o600" % ((j("keep.txt"),) * 4),
+            "missing_dir_raises": "try:\n    open(%r, 'w')\nexcept FileNotFoundError:\n    pass\nelse:\n    raise AssertionError"
+                                  % j("nodir", "x.txt"),
+            "csv": "df.to_csv(%r, index=False)\nback = pd.read_csv(%r)\nassert list(back.columns) == list(df.columns)"
+                   % (j("df.csv"), j("df.csv")),
+            "json_pickle": "import json, pickle\njson.dump({'a': 1}, open(%r, 'w'))\npickle.dump([1], open(%r, 'wb'))\n"
+                           "assert json.load(open(%r)) == {'a': 1} and pickle.load(open(%r, 'rb')) == [1]"
+                           % (j("j.json"), j("p.pkl"), j("j.json"), j("p.pkl")),
+            "numpy": "np.save(%r, arr)\nassert np.load(%r).shape == arr.shape\nnp.savez(%r, a=arr)\n"
+                     "assert np.load(%r)['a'].shape == arr.shape\narr.tofile(%r)\nassert np.fromfile(%r).size == arr.size"
+                     % (j("a.npy"), j("a.npy"), j("a.npz"), j("a.npz"), j("a.bin"), j("a.bin")),
+        }
+        if has("matplotlib"):
+            cells["savefig"] = ("import os, matplotlib\nmatplotlib.use('agg')\nimport matplotlib.pyplot as plt\n"
+                                "plt.plot([1, 2])\nplt.savefig(%r)\nassert os.path.getsize(%r) > 0" % (j("f.png"), j("f.png")))
+        if has("torch"):
+            cells["torch"] = "import torch\ntorch.save(torch.zeros(2), %r)\nassert torch.load(%r).shape == (2,)" % (
+                j("t.pt"), j("t.pt"))
+        if has("joblib"):
+            cells["joblib"] = "import joblib\njoblib.dump(arr, %r)\nassert joblib.load(%r).shape == arr.shape" % (
+                j("a.joblib"), j("a.joblib"))
+        if has("PIL"):
+            cells["PIL"] = "from PIL import Image\nImage.new('RGB', (4, 4)).save(%r)\nassert Image.open(%r).size == (4, 4)" % (
+                j("i.png"), j("i.png"))
+        before = self.outside()
+        for sandbox in ("fallback", "refused"):
+            for name, code in cells.items():
+                with self.subTest(sandbox=sandbox, cell=name):
+                    r = run(code, sandbox)
+                    self.assertEqual((r["status"], r["sandbox"]), ("ok", "fallback"), r)
+                    self.assertEqual(self.outside(), before)
+
+    def test_crash_twins(self):
+        """Writes before and after the crash: the crash is found where it is, the clean twin
+        is ok, and neither leaves anything."""
+        p = os.path.join(self.dir, "sub.csv")
+        crash = ("sub = df[['Age']].copy()\nsub.to_csv(%r, index=False)\nback = pd.read_csv(%r)\n"
+                 "back['score'].mean()\nback.to_csv(%r)" % (p, p, p + ".2"))
+        clean = crash.replace("back['score']", "back['Age']")
+        cols = SH.user_ns["df"].columns
+        self.assertIn("Age", cols)
+        self.assertNotIn("score", cols)
+        before = self.outside()
+        for sandbox in ("fallback", "refused"):
+            with self.subTest(sandbox=sandbox):
+                r = run(crash, sandbox)
+                self.assertEqual((r["status"], r.get("exception"), r.get("line")), ("error", "KeyError", 4), r)
+                ok = run(clean, sandbox)
+                self.assertEqual(ok["status"], "ok", ok)
+                self.assertEqual(self.outside(), before)
+
+    def test_native_write_below_the_view_refused(self):
+        """A C library opening a path itself is not in the view: refused, named, no file."""
+        before = self.outside()
+        r = run("import ctypes\nlibc = ctypes.CDLL(None)\nf = libc.fopen(%r.encode(), b'w')\nassert f"
+                % os.path.join(self.dir, "c.txt"), "fallback")
+        self.assertEqual(r["status"], "refused", r)
+        self.assertIn("open for writing outside the private view", r["refused"])
+        self.assertEqual(self.outside(), before)
 
 
 def run(code, sandbox):
