@@ -366,7 +366,7 @@ def _view_wrappers(scr):
 
     def v_io_open(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None, closefd=True, opener=None):
         f = v.full(file)
-        if f is not None and opener is not None:
+        if opener is not None and (f is not None or scr.rel(file) is not None):
             # tempfile's opener: the path it opens is its own (os.open, through the view)
             return inside(real["io_open"], file, mode, buffering, encoding, errors, newline, closefd, opener)
         if f is None:
