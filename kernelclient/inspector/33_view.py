@@ -544,15 +544,23 @@ def _view_native_io():
         except BaseException:
             pass
 
-    torch = sys.modules.get("torch")
-    if torch is not None:
+    def patch_torch(torch):
         writer(torch, "save", 1, "f")
         if getattr(torch, "jit", None) is not None:
             writer(torch.jit, "save", 1, "f")
             reader(torch.jit, "load", 0, "f")
-    pd = sys.modules.get("pandas")
-    if pd is not None:
+
+    def patch_pandas(pd):
         for meth in ("to_parquet", "to_feather", "to_orc"):
             writer(pd.DataFrame, meth, 1, "path")
         for fn in ("read_parquet", "read_feather", "read_orc"):
             reader(pd, fn, 0, "path")
+
+    later = {}
+    for name, fn in (("torch", patch_torch), ("pandas", patch_pandas)):
+        if name in sys.modules:
+            fn(sys.modules[name])
+        else:
+            later[name] = fn  # a first import in the cell: patched once it is loaded
+    if later:
+        sys.meta_path.insert(0, _PostImport(later))

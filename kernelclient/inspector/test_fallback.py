@@ -346,6 +346,26 @@ class FallbackViewTest(unittest.TestCase):
                 self.assertEqual(ok["status"], "ok", ok)
                 self.assertEqual(self.outside(), before)
 
+    def test_first_import_writers(self):
+        """A writer module imported for the first time in the child is patched once loaded:
+        a stand-in "torch" whose save, like the real one's native writer, takes no path."""
+        fake = tempfile.mkdtemp(prefix="premortem-fake-torch-")
+        os.mkdir(os.path.join(fake, "torch"))
+        with open(os.path.join(fake, "torch", "__init__.py"), "w") as f:
+            f.write("def save(obj, f):\n    if isinstance(f, str):\n        raise TypeError('a native writer')\n"
+                    "    f.write(obj)\n")
+        saved = {k: sys.modules.pop(k) for k in list(sys.modules) if k == "torch" or k.startswith("torch.")}
+        sys.path.insert(0, fake)
+        try:
+            p = os.path.join(self.dir, "f.pt")
+            r = run("import torch\ntorch.save(b'x', %r)\nassert open(%r, 'rb').read() == b'x'" % (p, p), "fallback")
+        finally:
+            sys.path.remove(fake)
+            sys.modules.pop("torch", None)
+            sys.modules.update(saved)
+        self.assertEqual(r["status"], "ok", r)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "f.pt")))
+
     def test_native_write_below_the_view_refused(self):
         """A C library opening a path itself is not in the view: refused, named, no file."""
         before = self.outside()
