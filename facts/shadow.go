@@ -65,7 +65,8 @@ type ShadowResult struct {
 	// the run never started and the kernel had not been probed).
 	Sandbox string `json:"sandbox,omitempty"`
 	// SandboxReason says why that sandbox is in force ("unprivileged user namespaces are not
-	// allowed here (unshare: Operation not permitted); writes are refused ...").
+	// allowed here (unshare: Operation not permitted); fallback: file writes emulated in a private
+	// view; network and subprocesses refused ...").
 	SandboxReason string `json:"sandbox_reason,omitempty"`
 	// ChildPhasesMS is the child's time per setup step, in milliseconds: "sandbox" (namespaces
 	// and overlay, or the fallback's scratch), its parts "sandbox_*", "guards", "run", ...
@@ -99,8 +100,9 @@ const (
 	// SandboxNamespaces: new user, mount, network and PID namespaces with a throwaway
 	// overlay over every writable mount; writes, processes and sockets are contained.
 	SandboxNamespaces = "namespaces"
-	// SandboxFallback: no namespaces; writes, sockets and processes are refused, parallelism
-	// runs sequentially.
+	// SandboxFallback: no namespaces; file writes happen in a private view emulated in the
+	// child (SandboxInfo.Emulated), sockets and processes are refused, native code is held
+	// by a syscall allow-list, parallelism runs sequentially.
 	SandboxFallback = "fallback"
 )
 
@@ -108,6 +110,23 @@ const (
 type SandboxInfo struct {
 	Sandbox string `json:"sandbox"`
 	Reason  string `json:"sandbox_reason"`
+	// Emulated lists the side effects the sandbox emulates privately instead of refusing
+	// (EmulatedFiles: the fallback's private view of file writes).
+	Emulated []string `json:"emulated,omitempty"`
+}
+
+// EmulatedFiles in SandboxInfo.Emulated: file writes, deletes, renames and mkdir happen in a
+// private copy-on-write view of the child (the fallback without namespaces).
+const EmulatedFiles = "files"
+
+// Emulates reports whether the sandbox emulates the side effect kind e (an Emulated entry).
+func (s SandboxInfo) Emulates(e string) bool {
+	for _, x := range s.Emulated {
+		if x == e {
+			return true
+		}
+	}
+	return false
 }
 
 // DevRun is the outcome of a fast dev run: the cell ran with every loop in its own code

@@ -16,8 +16,10 @@ import (
 // sandbox (or an unknown one) any side effect the static layer sees keeps the cell out of the
 // child altogether (the child's guards are the second line of defence, for "always"); with
 // the namespace sandbox in force, file writes, deletes, moves, OS mutations, subprocesses and
-// network use are contained by the sandbox itself, so only long runs are still screened.
-func screen(cf *analysis.CellFacts, code, mode string, longRunOK bool, sandbox string) string {
+// network use are contained by the sandbox itself, so only long runs are still screened; with
+// the fallback's private view of files (SandboxInfo.Emulated), file writes, deletes, moves and
+// OS mutations run too, network use and subprocesses are still screened.
+func screen(cf *analysis.CellFacts, code, mode string, longRunOK bool, sandbox facts.SandboxInfo) string {
 	if cf == nil {
 		return ""
 	}
@@ -33,8 +35,12 @@ func screen(cf *analysis.CellFacts, code, mode string, longRunOK bool, sandbox s
 		switch e.Kind {
 		case analysis.EffectFileWrite, analysis.EffectFileDelete, analysis.EffectFileMove, analysis.EffectOSMutation,
 			analysis.EffectNetwork, analysis.EffectSubprocess:
-			if sandbox == facts.SandboxNamespaces {
+			if sandbox.Sandbox == facts.SandboxNamespaces {
 				continue
+			}
+			if sandbox.Sandbox == facts.SandboxFallback && sandbox.Emulates(facts.EmulatedFiles) && e.Kind != analysis.EffectNetwork &&
+				e.Kind != analysis.EffectSubprocess {
+				continue // the fallback's private view takes the writes (a refused one is "unknown")
 			}
 			return fmt.Sprintf("shadow run skipped in safe mode: the cell has a side effect (%s: %s, line %d)", e.Kind, e.Call, e.Range.Start.Line+1)
 		case analysis.EffectLongRun:

@@ -104,6 +104,9 @@ func TestFrameEvidence(t *testing.T) {
 	}
 }
 
+// fallbackView in TestScreen's table: the fallback with its private view of files.
+const fallbackView = "fallback+view"
+
 func TestScreen(t *testing.T) {
 	tests := []struct {
 		code, mode string
@@ -129,9 +132,22 @@ func TestScreen(t *testing.T) {
 		{"import urllib.request\nurllib.request.urlopen('http://x')", ShadowSafe, false, facts.SandboxNamespaces, ""},
 		{"x = x.cuda()", ShadowSafe, false, facts.SandboxNamespaces, "CUDA"},
 		{"for e in range(epochs):\n    model.fit(X, y, epochs=5)", ShadowSafe, false, facts.SandboxNamespaces, "run long"},
+		// The fallback with its private view of files: writes, deletes, moves and mkdir run;
+		// the network and processes are still screened.
+		{"df.to_csv('out.csv')\nback = pd.read_csv('out.csv')", ShadowSafe, false, fallbackView, ""},
+		{"import os\nos.makedirs('out')\nos.remove('a.csv')\nos.rename('b', 'c')", ShadowSafe, false, fallbackView, ""},
+		{"import torch\ntorch.save(m.state_dict(), 'm.pt')\nplt.savefig('f.png')", ShadowSafe, false, fallbackView, ""},
+		{"import os\nos.system('ls')", ShadowSafe, false, fallbackView, "side effect"},
+		{"import urllib.request\nurllib.request.urlopen('http://x')", ShadowSafe, false, fallbackView, "side effect"},
+		{"df.to_csv('out.csv')\nimport subprocess\nsubprocess.run(['ls'])", ShadowSafe, false, fallbackView, "side effect"},
+		{"x = x.cuda()", ShadowSafe, false, fallbackView, "CUDA"},
 	}
 	for _, tt := range tests {
-		got := screen(analysis.ParseCell(tt.code), tt.code, tt.mode, tt.longRunOK, tt.sandbox)
+		info := facts.SandboxInfo{Sandbox: tt.sandbox}
+		if tt.sandbox == fallbackView {
+			info = facts.SandboxInfo{Sandbox: facts.SandboxFallback, Emulated: []string{facts.EmulatedFiles}}
+		}
+		got := screen(analysis.ParseCell(tt.code), tt.code, tt.mode, tt.longRunOK, info)
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 			t.Errorf("screen(%q, %s, sandbox %q) = %q, want %q", tt.code, tt.mode, tt.sandbox, got, tt.want)
 		}

@@ -60,11 +60,11 @@ var sandboxCells = []sandboxCell{
 	{name: "write_read_back", code: "with open('data/out.txt', 'w') as f:\n    f.write('x')\nwith open('data/log.txt', 'a') as f:\n    f.write('more')\n" +
 		"assert open('data/out.txt').read() == 'x' and open('data/log.txt').read() == 'log.txtmore'\nos.remove('data/keep.csv')\n" +
 		"os.rename('data/log.txt', 'data/moved.txt')\nos.mkdir('data/sub')\nimport shutil\nshutil.rmtree('data')",
-		ns: facts.ShadowOK, fb: facts.ShadowRefused},
+		ns: facts.ShadowOK, fb: facts.ShadowOK}, // the fallback: in its private view of files
 	{name: "csv_keyerror", code: "df.to_csv('submission.csv', index=False)\nback = pd.read_csv('submission.csv')\nv = back['Survived']",
-		ns: facts.ShadowError, fb: facts.ShadowRefused, exception: "KeyError", line: 3},
-	{name: "torch_save", code: "torch.save({'w': torch.zeros(3)}, 'ckpt.pt')\nck = torch.load('ckpt.pt')", ns: facts.ShadowOK, fb: facts.ShadowRefused},
-	{name: "savefig", code: "plt.plot([1, 2])\nplt.savefig('fig.png')", ns: facts.ShadowOK, fb: facts.ShadowRefused},
+		ns: facts.ShadowError, fb: facts.ShadowError, exception: "KeyError", line: 3},
+	{name: "torch_save", code: "torch.save({'w': torch.zeros(3)}, 'ckpt.pt')\nck = torch.load('ckpt.pt')", ns: facts.ShadowOK, fb: facts.ShadowOK},
+	{name: "savefig", code: "plt.plot([1, 2])\nplt.savefig('fig.png')", ns: facts.ShadowOK, fb: facts.ShadowOK},
 	{name: "home_tmp_shm", code: "open(os.path.expanduser('~/.cache-x'), 'w').write('x')\nimport tempfile\n" +
 		"tempfile.NamedTemporaryFile(delete=False).write(b'x')\nopen('/dev/shm/premortem-probe', 'w').write('x')",
 		ns: facts.ShadowOK, fb: facts.ShadowRefused},

@@ -52,8 +52,9 @@ type ShadowSettings struct {
 	// (default 60 s); its answer replaces the fast one.
 	FullTimeout Duration `json:"fullTimeout"`
 	// Sandbox is "auto" (default: namespaces where the machine allows them, else the
-	// fallback) or "fallback" (never namespaces: writes, sockets and processes refused,
-	// parallelism sequential), for machines whose namespaces misbehave.
+	// fallback) or "fallback" (never namespaces: file writes emulated in a private view,
+	// network and processes refused, parallelism sequential), for machines whose namespaces
+	// misbehave.
 	Sandbox string `json:"sandbox"`
 }
 

@@ -48,8 +48,9 @@ type KernelStatus struct {
 }
 
 // StatusSandbox says which sandbox shadow runs get: "namespaces" (user, mount, network and
-// PID namespaces with a throwaway overlay) or "fallback" (writes, sockets and processes
-// refused, parallelism sequential), and why.
+// PID namespaces with a throwaway overlay) or "fallback" (file writes emulated in a private
+// view; network and subprocesses refused; native code held by a syscall allow-list;
+// parallelism sequential), and why: the reason says what the sandbox emulates.
 type StatusSandbox struct {
 	Kind   string `json:"kind"`
 	Reason string `json:"reason,omitempty"`

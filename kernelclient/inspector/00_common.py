@@ -67,10 +67,11 @@ of two sandboxes (31_sandbox; ShadowResult.sandbox and sandbox_reason say which 
   DataFrame.to_parquet/to_hdf/..., h5py, cv2, keras, xgboost) refused; shell commands
   refused; DataLoader num_workers=0; first-import caches (MPLCONFIGDIR when matplotlib has
   none yet, TMPDIR/tempfile, NUMBA_CACHE_DIR) in a scratch directory the child creates and
-  the parent removes; and on Linux x86_64 a seccomp filter that kills the child (SIGSYS ->
-  status refused) on writes, deletes, renames, connect/bind, exec, fork and signals,
-  priority, affinity, prlimit, ptrace or process_vm_* aimed at another process, done by
-  native code (write-opens through the scratch directory's descriptor excepted).
+  the parent removes; and a seccomp allow-list (29_seccomp.py, Linux x86_64; elsewhere the
+  fallback refuses to run: status "refused") for native code: calls outside it (writes
+  outside the scratch descriptor, namespaces, mounts, hostname, netlink/inet sockets,
+  TIOCSTI/TCSETS ioctls, SysV IPC, keys, acct, other processes...) return EPERM and make
+  the status "refused", naming the call.
 In both, what the kernel had open before the fork is contained before the cell runs:
 descriptors open for writing point to private copies (memfd, same offset and flags; large
 files reopened read-only, a write then a refusal) or to /dev/null (sockets, pipes, ZMQ,

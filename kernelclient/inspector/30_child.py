@@ -52,6 +52,10 @@ def _arg(a):
 def _audit(event, args):
     if _in_scratch[0]:
         return  # the fallback's scratch directory (_Scratch): writes there are allowed
+    if event in _VIEW_EVENTS and _view[0] is not None:
+        return  # shutil's steps go through the private view's os functions (33_view.py)
+    if event == "os.truncate" and args and isinstance(args[0], int):
+        return  # ftruncate: only the view's files and private copies are open for writing
     if event == "open":
         path, mode, flags = (tuple(args) + (None, None, None))[:3]
         if isinstance(path, int):
@@ -87,6 +91,8 @@ def _audit(event, args):
     _refuse("%s(%s)" % (event, shown))
 
 
+_VIEW_NATIVE = frozenset(["torch.save", "torch.jit.save", "DataFrame.to_parquet", "DataFrame.to_feather",
+                          "DataFrame.to_orc"])
 _PROBE_COMMANDS = frozenset(["fc-list", "fc-match", "nvidia-smi", "lscpu", "sysctl"])
 
 
@@ -103,11 +109,12 @@ def _path_like(f):
     return isinstance(f, (str, bytes)) or hasattr(f, "__fspath__")
 
 
-def _patch_native_writers():
-    """Writers that open files in C (not seen by the audit hook): refuse path arguments."""
+def _patch_native_writers(view=False):
+    """Writers that open files in C (not seen by the audit hook): refuse path arguments,
+    but for those the private view gives a file object instead (_view_native_io)."""
     def wrap(owner, name, label, argpos=0, kw="path"):
         orig = getattr(owner, name, None)
-        if orig is None:
+        if orig is None or (view and label in _VIEW_NATIVE):
             return
 
         def guarded(*a, **k):
@@ -346,11 +353,13 @@ def _install_child_guards(sh, out, err, box):
             pass
     _sequential_parallelism(dataloader=fallback)
     if fallback:
-        _patch_native_writers()
+        _patch_native_writers(view=box.scratch is not None)
         _devnull_without_syscall()
         if box.scratch is not None:
             _scratch_env(box.scratch)
             _scratch_wrappers()
+            _view_wrappers(box.scratch)  # writes land in a private view (33_view.py)
+            _view_native_io()
         _guard_other_processes()
         # joblib probes named semaphores (a file in /dev/shm) when first imported; process
         # pools are refused in the fallback anyway.
@@ -455,91 +464,10 @@ def _run_once(line, magic, caller):
     return None
 
 
-# x86_64 syscall numbers the native-code backstop (seccomp) denies outright.
-_SC_DENY = (
-    85, 87, 263, 82, 264, 316, 83, 258, 84, 86, 265, 88, 266, 90, 91, 268, 92, 93, 94, 260, 76, 77,
-    132, 235, 280, 261, 133, 259, 188, 189, 190, 197, 198, 199, 49, 46, 59, 322, 57, 58, 101,
-    310, 311, 165, 166, 161, 155, 425, 426, 427, 304, 169, 167, 168, 175, 176, 313, 424, 438, 440,
-)  # creat unlink unlinkat rename renameat renameat2 mkdir mkdirat rmdir link linkat symlink
-# symlinkat chmod fchmod fchmodat chown fchown lchown fchownat truncate ftruncate utime utimes
-# utimensat futimesat mknod mknodat setxattr lsetxattr fsetxattr removexattr lremovexattr
-# fremovexattr bind sendmsg execve execveat fork vfork ptrace process_vm_readv/writev
-# mount umount2 chroot pivot_root io_uring_* open_by_handle_at reboot swapon swapoff
-# init_module delete_module finit_module pidfd_send_signal pidfd_getfd process_madvise
-_SC_OPEN = ((2, 1), (257, 2))  # open(path, flags), openat(dirfd, path, flags): deny write flags
-_SC_KILL = (62, 200, 234)  # kill, tkill, tgkill: only this process
-# sched_setaffinity, sched_setparam, sched_setscheduler, sched_setattr, prlimit64,
-# rt_sigqueueinfo, rt_tgsigqueueinfo, migrate_pages, move_pages, pidfd_open: pid in arg 0
-_SC_OWN_PID = (203, 142, 144, 314, 302, 129, 297, 256, 279, 434)
-_SC_PRIO = ((141, 2), (251, 3))  # setpriority (PRIO_USER 2), ioprio_set (IOPRIO_WHO_USER 3)
-_SC_SCRATCH = (257, 258, 263)  # openat, mkdirat, unlinkat
-_SC_SCRATCH2 = (264, 316)  # renameat, renameat2
-_SC_ENOSYS = (435, 437)  # clone3, openat2: glibc falls back to clone / callers to openat
-
-
 def _seccomp_backstop():
-    """Kill the child (SIGSYS) on file writes, deletes, renames, sockets and exec done by
-    native code the audit hook cannot see (C++ writers, ctypes). Linux x86_64 only.
-
-    Python-level side effects are refused earlier by the audit hook with a precise message;
-    this filter is the last line for everything else. Returns whether it is installed.
-    """
-    import ctypes
-    import platform
-
-    if not sys.platform.startswith("linux") or platform.machine() != "x86_64":
-        return False
-    ld, jeq, jset, ret = 0x20, 0x15, 0x45, 0x06
-    allow, kill, errno_ = 0x7FFF0000, 0x80000000, 0x00050000
-    arg = lambda i, high=False: 16 + 8 * i + (4 if high else 0)  # noqa: E731
-    pid = os.getpid()
-    prog = [(ld, 0, 0, 4), (jeq, 1, 0, 0xC000003E), (ret, 0, 0, allow), (ld, 0, 0, 0)]
-    # The fallback's scratch directory: openat/mkdirat/unlinkat through its descriptor, and
-    # renames within it, are allowed before the deny rules (see _Scratch for why this holds).
-    for nr in _SC_SCRATCH:
-        prog += [(jeq, 0, 4, nr), (ld, 0, 0, arg(0)), (jeq, 0, 1, _SCRATCH_FD), (ret, 0, 0, allow), (ld, 0, 0, 0)]
-    for nr in _SC_SCRATCH2:
-        prog += [(jeq, 0, 6, nr), (ld, 0, 0, arg(0)), (jeq, 0, 3, _SCRATCH_FD), (ld, 0, 0, arg(2)),
-                 (jeq, 0, 1, _SCRATCH_FD), (ret, 0, 0, allow), (ld, 0, 0, 0)]
-    # Acting on another process: allowed only on this one (pid 0 or its own pid).
-    for nr in _SC_OWN_PID:
-        prog += [(jeq, 0, 5, nr), (ld, 0, 0, arg(0)), (jeq, 2, 0, pid), (jeq, 1, 0, 0), (ret, 0, 0, kill),
-                 (ret, 0, 0, allow)]
-    for nr, user in _SC_PRIO:  # setpriority/ioprio_set(which, who): never "every process of the user"
-        prog += [(jeq, 0, 7, nr), (ld, 0, 0, arg(0)), (jeq, 3, 0, user), (ld, 0, 0, arg(1)), (jeq, 2, 0, pid),
-                 (jeq, 1, 0, 0), (ret, 0, 0, kill), (ret, 0, 0, allow)]
-    for nr in _SC_DENY:
-        prog += [(jeq, 0, 1, nr), (ret, 0, 0, kill)]
-    for nr in _SC_ENOSYS:
-        prog += [(jeq, 0, 1, nr), (ret, 0, 0, errno_ | 38)]
-    for nr, i in _SC_OPEN:
-        prog += [(jeq, 0, 4, nr), (ld, 0, 0, arg(i)), (jset, 0, 1, _WRITE_FLAGS), (ret, 0, 0, kill), (ret, 0, 0, allow)]
-    for nr in _SC_KILL:
-        prog += [(jeq, 0, 5, nr), (ld, 0, 0, arg(0)), (jeq, 2, 0, pid), (jeq, 1, 0, 0), (ret, 0, 0, kill),
-                 (ret, 0, 0, allow)]
-    # connect (42): an IPv4/IPv6 address (addrlen 16 or 28) kills; anything else (AF_UNIX:
-    # glibc's nscd lookups when a library asks for a user name) just fails with EACCES
-    prog += [(jeq, 0, 5, 42), (ld, 0, 0, arg(2)), (jeq, 2, 0, 16), (jeq, 1, 0, 28), (ret, 0, 0, errno_ | 13),
-             (ret, 0, 0, kill)]
-    # clone (56): threads only
-    prog += [(jeq, 0, 4, 56), (ld, 0, 0, arg(0)), (jset, 1, 0, 0x10000), (ret, 0, 0, kill), (ret, 0, 0, allow)]
-    # sendto (44): only without a destination address (connected sockets: connect is denied)
-    prog += [(jeq, 0, 6, 44), (ld, 0, 0, arg(4)), (jeq, 0, 2, 0), (ld, 0, 0, arg(4, True)), (jeq, 1, 0, 0),
-             (ret, 0, 0, kill), (ret, 0, 0, allow)]
-    prog.append((ret, 0, 0, allow))
-
-    class Filter(ctypes.Structure):
-        _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint32)]
-
-    class Prog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter))]
-
-    arr = (Filter * len(prog))(*[Filter(*x) for x in prog])
-    fprog = Prog(len(prog), ctypes.cast(arr, ctypes.POINTER(Filter)))
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
-        return False
-    return libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) == 0  # PR_SET_SECCOMP, FILTER
+    """The fallback's syscall allow-list (29_seccomp.py) for native code the audit hook
+    cannot see (C extensions, ctypes). Returns None when installed, else why not."""
+    return _allowlist_filter(_SCRATCH_FD)
 
 
 _null_fd = [None]
@@ -717,10 +645,13 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
         ns = sh.user_ns if sh is not None else _user_ns()
         if box.kind != "namespaces":
             try:
-                if not _seccomp_backstop():
-                    box.reason += " (no seccomp backstop on this platform: native writes are not stopped)"
-            except BaseException:
-                pass
+                why = _seccomp_backstop()
+            except BaseException as e:
+                why = "the syscall filter failed (%s)" % _err(e)
+            if why is not None:
+                # Unfiltered native code could write anywhere: no run rather than an unsafe one.
+                _refusals.append("running without the fallback's syscall filter: %s" % why)
+                raise ShadowRefusal(why)
         if trace:
             tracer = _Tracer(cell_code, lmap)
             sys.settrace(tracer.global_trace)
@@ -769,6 +700,9 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
                 cfacts = None
             if cfacts:
                 res["crash_facts"] = cfacts
+    native = _sc_refusal() if box.kind != "namespaces" else None
+    if native is not None and not _refusals:
+        _refusals.append(native)
     if _refusals:
         res = {"status": "refused", "refused": _refusals[0],
                "reason": "the cell tried a side effect a shadow run does not allow (%s); outcome unknown" % _refusals[0]}

@@ -69,7 +69,8 @@ class _Box(object):
 
 _NS_REASON = ("the shadow child runs in new user, mount, network and PID namespaces: its writes land in a "
               "throwaway overlay, it has no network, and every process it starts dies with it")
-_FALLBACK_TAIL = "; writes are refused and parallelism runs sequentially"
+_FALLBACK_TAIL = ("; fallback: file writes emulated in a private view; network and subprocesses refused; "
+                  "parallelism runs sequentially")
 
 
 def _libc():

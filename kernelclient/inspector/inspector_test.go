@@ -70,6 +70,12 @@ func TestPythonSandbox(t *testing.T) {
 	runPythonTests(t, "test_sandbox.py")
 }
 
+// TestPythonFallback runs test_fallback.py: in the fallback sandbox, native syscalls
+// outside the allow-list are refused, named in the result, and leave the host unchanged.
+func TestPythonFallback(t *testing.T) {
+	runPythonTests(t, "test_fallback.py")
+}
+
 // runPythonTests runs one of this folder's unittest files with Debian's Python; it skips
 // in -short mode and when that Python lacks IPython.
 func runPythonTests(t *testing.T, file string) {

@@ -543,12 +543,16 @@ class ShadowTest(unittest.TestCase):
         if has("torch"):
             cells["torch_native_writer"] = "import torch\nw = torch._C.PyTorchFileWriter(%r)" % os.path.join(self.dir, "n.pt")
             cells["torch_save"] = "import torch\ntorch.save(torch.zeros(2), %r)" % os.path.join(self.dir, "t.pt")
+        # Python-level file writes happen in the fallback's private view (33_view.py, tested in
+        # test_fallback.py): they run, and the real files stay as they were.
+        emulated = ("write", "append", "delete", "rename", "replace", "shutil", "mkdir", "pathlib_write", "to_csv",
+                    "np_save", "swallowed", "torch_save")
         before = self.files()
         for name, code in cells.items():
             with self.subTest(name):
                 r = shadow(code, sandbox="fallback")
-                self.assertEqual(r["status"], "refused", r)
-                self.assertTrue(r["refused"])
+                self.assertEqual(r["status"], "ok" if name in emulated else "refused", r)
+                self.assertEqual(bool(r.get("refused")), name not in emulated)
                 self.assertEqual(r["sandbox"], "fallback")
         self.assertEqual(self.files(), before)
 
