@@ -116,6 +116,9 @@ func ShadowFindings(cellID, text string, cf *analysis.CellFacts, r *facts.Shadow
 					reads = " depends on what"
 				}
 				f.Evidence = append(f.Evidence, fmt.Sprintf("fast dev run: the loops were shortened (%s); the crash line%s the shortened loops produced, so the shortening may cause it: the full run confirms or withdraws it", loopSummary(d), reads))
+				if fs := d.FullSize; fs != nil && fs.Verdict == facts.FullSizeCrash {
+					f.Evidence = append(f.Evidence, "at the full run's sizes ("+strings.Join(fs.Sizes, "; ")+") the line still raises "+r.Exception)
+				}
 			} else {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("fast dev run (%s): the crash line reads nothing the shortened loops produced", loopSummary(d)))
 			}
