@@ -333,8 +333,8 @@ def _devrun_compile(transformed, flags, is_async, lmap):
         tree = compile(transformed, CELL_FILENAME, "exec", f, True)
         x = _DevrunXform(lmap)
         x.run(tree)
-        if not x.loops:
-            return None, None
+        if not x.loops and not any(_dl_cell_calls(r["calls"]) for r in x.stmts):
+            return None, None  # nothing to cap, no library call to shorten
         cflags = flags | (ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if is_async else 0)
         return compile(tree, CELL_FILENAME, "exec", cflags, True), x.meta()
     except (KeyboardInterrupt, SystemExit):
@@ -356,6 +356,8 @@ def _devrun_begin(meta, cap):
     for m in meta["loops"].values():
         watch.update(m["produces"])
     _ds_begin(sorted(watch))
+    sh = _shell()
+    _dl_begin(sh.user_ns if sh is not None else _user_ns())
 
 
 def _devrun_tainted(meta, short):
@@ -427,7 +429,21 @@ def _devrun_report(res):
                 if st.total is not None:
                     d["total"] = st.total
             loops.append(d)
-        out = {"cap": cap, "loops": loops, "shortened": bool(short)}
+        lib = _dl_records()
+        out = {"cap": cap, "loops": loops, "shortened": bool(short or lib)}
+        if lib:
+            out["library"] = lib
+        if res.get("status") == "error" and lib:
+            # The table keeps the structure of what the shortened calls produce, not their
+            # values: a crash inside one that the unshortened call did not repeat, or an
+            # assertion (on a score, a count), may be the shortening's.
+            why = _DL.get("crashed_in")
+            if not why and res.get("exception") == "AssertionError":
+                why = "an assertion after shortened library work may test its values"
+            if why:
+                out.update(crash_line=res.get("line") or 0, likely=True,
+                           full_size={"verdict": "unknown", "reason": why})
+                return {"devrun": out}
         if res.get("status") == "error" and short:
             names, funcs = _devrun_tainted(meta, short)
             line = 0

@@ -138,6 +138,25 @@ class DevRunTest(unittest.TestCase):
         self.assertEqual(fs["verdict"], "unknown", fs)
         self.assertIn("made inside the loops", fs["reason"])
 
+    def test_library_work_is_shortened_in_the_capped_child_only(self):
+        SH.run_cell("import pandas as pd\nfrom sklearn.model_selection import GridSearchCV\n"
+                    "from sklearn.ensemble import RandomForestClassifier\n"
+                    "Xg = pd.DataFrame(np.random.RandomState(0).rand(200, 6), columns=list('abcdef'))\n"
+                    "yg = (Xg.a > .5).astype(int)", store_history=False).raise_error()
+        fit = "gs = GridSearchCV(RandomForestClassifier(n_estimators=200), {'max_depth': [2, 3, 4], 'min_samples_leaf': [1, 2]}, cv=5)\ngs.fit(Xg, yg)\n"
+        full, capped = run(fit + "p = gs.predict(Xg.drop(columns=['f']))\n")
+        self.assertEqual((capped["status"], capped["exception"], capped["line"]), ("error", "ValueError", 3))
+        d = capped["devrun"]
+        self.assertTrue(d["shortened"])
+        self.assertNotIn("likely", d)  # the fitted features are the full run's: confirmed
+        self.assertEqual(d["library"], ["GridSearchCV.fit: 1 of 6 candidates, cv 5 -> 2"])
+        full, capped = run(fit + "p = gs.predict(Xg)\n")
+        self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))
+        self.assertTrue(capped["devrun"]["shortened"])  # a clean shortened run proves nothing
+        self.assertNotIn("devrun", full)
+        self.assertEqual(SH.user_ns["GridSearchCV"].fit.__name__, "fit")
+        self.assertFalse(hasattr(SH.user_ns["GridSearchCV"].fit, "__wrapped__"))  # the kernel is untouched
+
     def test_loop_within_cap_runs_whole_cell(self):
         full, capped = run("s = 0\nfor c in [1, 2]:\n    s += c\nassert s == 3")
         self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))
