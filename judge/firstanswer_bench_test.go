@@ -100,4 +100,3 @@ func reasonOf(r *facts.ShadowResult) string {
 	}
 	return " (" + r.Reason + ")"
 }
-
