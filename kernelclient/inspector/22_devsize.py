@@ -278,6 +278,11 @@ def _ds_recheck(meta, short, res, exc_name):
     # The names to put at full size, and the statements after the loops that derive the
     # crash line's other inputs from them (plain assignments only, run again in order).
     need = sorted(names.intersection(rec["reads"]))
+    if not need:
+        # the innermost line (in a function the statement calls) reads them: the stand-ins
+        # would not reach it
+        return {"verdict": "unknown", "reason": "the crash statement at line %d reads the shortened loops' products "
+                "only through a function it calls" % rec["lo"]}
     last_loop = max((i for i, r in enumerate(stmts) if r["func"] is None and not r["loops"]
                      and i < idx and nodes[i] is not None and isinstance(nodes[i], (ast.For, ast.While))), default=-1)
     rerun, sized, sizes = [], {}, []

@@ -157,6 +157,13 @@ class DevRunTest(unittest.TestCase):
         self.assertEqual(SH.user_ns["GridSearchCV"].fit.__name__, "fit")
         self.assertFalse(hasattr(SH.user_ns["GridSearchCV"].fit, "__wrapped__"))  # the kernel is untouched
 
+    def test_products_read_through_a_function_are_not_extrapolated(self):
+        code = ("acc = []\nfor i in range(30):\n    acc.append(i)\ndef show():\n    return acc[29]\nv = show()\n")
+        full, capped = run(code)
+        self.assertEqual(full["status"], "ok")
+        fs = capped["devrun"]["full_size"]
+        self.assertEqual(fs["verdict"], "unknown", fs)
+
     def test_loop_within_cap_runs_whole_cell(self):
         full, capped = run("s = 0\nfor c in [1, 2]:\n    s += c\nassert s == 3")
         self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))
