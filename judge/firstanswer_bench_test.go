@@ -46,7 +46,9 @@ func BenchmarkFirstAnswer(b *testing.B) {
 				t0 := time.Now()
 				r, err := j.ShadowRunStaged(context.Background(), code, analysis.ParseCell(code), nil)
 				if err != nil {
-					b.Fatalf("%s %s: %v", f, kind, err)
+					// a kernel too loaded to answer: no answer is an unknown one
+					b.Logf("%s %s: %v", filepath.Base(f), kind, err)
+					r = &facts.ShadowResult{Status: facts.ShadowDied, Reason: err.Error()}
 				}
 				lat = append(lat, time.Since(t0))
 				fs, _ := judge.ShadowFindings("c", code, analysis.ParseCell(code), r)
