@@ -358,6 +358,22 @@ func loopSummary(d *facts.DevRun) string {
 	return capped + "; " + strings.Join(parts, "; ")
 }
 
+// shortenedWhat names what a fast dev run shortened: "loops were shortened", "library work
+// was shortened" or both.
+func shortenedWhat(d *facts.DevRun) string {
+	loops := false
+	for _, l := range d.Loops {
+		loops = loops || l.Shortened
+	}
+	switch {
+	case loops && len(d.Library) > 0:
+		return "loops and library work were shortened"
+	case len(d.Library) > 0:
+		return "library work was shortened"
+	}
+	return "loops were shortened"
+}
+
 // onlyLoopLongRuns reports whether every long-run marker of the cell is a loop the fast dev
 // run caps.
 func onlyLoopLongRuns(cf *analysis.CellFacts) bool {

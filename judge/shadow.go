@@ -132,7 +132,7 @@ func ShadowFindings(cellID, text string, cf *analysis.CellFacts, r *facts.Shadow
 		return []analysis.Finding{f}, notes
 	case facts.ShadowOK:
 		if d := r.DevRun; d != nil && d.Shortened {
-			notes = append([]string{fmt.Sprintf("loops were shortened and ran clean (%s): no crash in the shortened run; the full run's outcome is unknown", loopSummary(d))}, notes...)
+			notes = append([]string{fmt.Sprintf("%s and ran clean (%s): no crash in the shortened run; the full run's outcome is unknown", shortenedWhat(d), loopSummary(d))}, notes...)
 		}
 		return nil, notes
 	case facts.ShadowRefused:
