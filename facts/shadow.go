@@ -146,6 +146,30 @@ type DevRun struct {
 	Reads  []string `json:"reads,omitempty"`
 	// Error is set when the child could not report the loops (then Likely is set too).
 	Error string `json:"error,omitempty"`
+	// Library lists the library calls whose work was shortened ("GridSearchCV.fit: 1 of 24
+	// candidates, cv=2"); any makes Shortened true (kernelclient/inspector/23_devlib.py).
+	Library []string `json:"library,omitempty"`
+	// FullSize, on a likely crash, is the crash line run again with the loops' products at
+	// the sizes extrapolated to the full run (kernelclient/inspector/22_devsize.py).
+	FullSize *DevFullSize `json:"full_size,omitempty"`
+}
+
+// Verdicts of DevFullSize: the crash happens again at full sizes, the line runs clean at
+// full sizes, or nothing could be extrapolated.
+const (
+	FullSizeCrash   = "crash"
+	FullSizeClean   = "clean"
+	FullSizeUnknown = "unknown"
+)
+
+// DevFullSize is what a likely crash did at the full run's sizes.
+type DevFullSize struct {
+	// Verdict is FullSizeCrash, FullSizeClean or FullSizeUnknown; Reason says why.
+	Verdict string `json:"verdict"`
+	Reason  string `json:"reason,omitempty"`
+	// Sizes are the values put at full size ("losses: 2 in the capped run, 20 at full
+	// length").
+	Sizes []string `json:"sizes,omitempty"`
 }
 
 // DevLoop is one loop of a fast dev run.

@@ -146,11 +146,14 @@ func pollCeiling(elapsed time.Duration) time.Duration {
 func (s *staged) poll(ctx context.Context, token string) (*facts.ShadowResult, error) {
 	pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	res, err := s.j.Kernel.ShadowResult(pctx, token)
+	// Under load a poll may outlast its own 500 ms (the kernel answers late): that is no
+	// answer yet, not a failure; the wait loop's deadline still bounds the whole run.
+	pollLate := errors.Is(err, kernelclient.ErrNoAnswer) && pctx.Err() != nil
 	cancel()
 	switch {
 	case err == nil && res.Status != facts.ShadowRunning:
 		return res, nil
-	case err == nil, errors.Is(err, kernelclient.ErrBusy), errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+	case err == nil, errors.Is(err, kernelclient.ErrBusy), (errors.Is(err, context.DeadlineExceeded) || pollLate) && ctx.Err() == nil:
 		return nil, nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
@@ -232,6 +235,10 @@ func (s *staged) finalFull(afterBudget bool) *facts.ShadowResult {
 func (s *staged) provisional() *facts.ShadowResult {
 	bg := fmt.Sprintf("the full shadow run goes on in the background (up to %s)", fmtDur(s.full))
 	if s.devRes != nil {
+		if why := unprovenLikely(s.devRes); why != "" {
+			return &facts.ShadowResult{Token: s.fullTok, Status: facts.ShadowRunning, DevRun: s.devRes.DevRun,
+				Reason: fmt.Sprintf("the cell is still running after %s in the shadow run; %s; %s", fmtDur(s.budget), why, bg)}
+		}
 		r := *s.devRes
 		r.Notes = append(append([]string(nil), r.Notes...), bg)
 		return &r
@@ -244,6 +251,10 @@ func (s *staged) provisional() *facts.ShadowResult {
 // the fast dev run's, if it answered, with a note; a timeout otherwise.
 func (s *staged) fullTimedOut() *facts.ShadowResult {
 	note := fmt.Sprintf("the full shadow run did not finish within %s and was stopped", fmtDur(s.full))
+	if why := unprovenLikely(s.devRes); why != "" {
+		return &facts.ShadowResult{Token: s.fullTok, Status: facts.ShadowTimeout, DevRun: s.devRes.DevRun,
+			Reason: fmt.Sprintf("the cell ran longer than %s in the shadow run and was stopped; %s", fmtDur(s.full), why)}
+	}
 	if d := s.devRes; d != nil && (d.Status == facts.ShadowError || d.Status == facts.ShadowOK) {
 		r := *d
 		r.Notes = append(append([]string(nil), r.Notes...), note)
@@ -254,6 +265,33 @@ func (s *staged) fullTimedOut() *facts.ShadowResult {
 		reason += fmt.Sprintf("; with its loops capped at %d iterations it still ran longer than %s", s.j.Options.devRunCap(), fmtDur(s.budget))
 	}
 	return &facts.ShadowResult{Token: s.fullTok, Status: facts.ShadowTimeout, Reason: reason}
+}
+
+// unprovenLikely says why a fast dev run's likely crash may not be published as a crash:
+// it reads what the shortened work produced and did not happen again with those products at
+// the full run's sizes (or nothing could be extrapolated). "" for any other outcome.
+func unprovenLikely(r *facts.ShadowResult) string {
+	if r == nil || r.Status != facts.ShadowError || r.DevRun == nil || !r.DevRun.Likely {
+		return ""
+	}
+	fs := r.DevRun.FullSize
+	if fs != nil && fs.Verdict == facts.FullSizeCrash {
+		return ""
+	}
+	what := fmt.Sprintf("the fast dev run's %s at line %d reads what the shortened work produced (%s)", r.Exception, r.Line, loopSummary(r.DevRun))
+	switch {
+	case fs == nil && r.DevRun.Error != "":
+		return what + "; " + r.DevRun.Error + ": not counted as a crash"
+	case fs == nil:
+		return what + "; it was not tested at the full run's sizes: not counted as a crash"
+	case fs.Verdict == facts.FullSizeClean:
+		sizes := ""
+		if len(fs.Sizes) > 0 {
+			sizes = " (" + strings.Join(fs.Sizes, "; ") + ")"
+		}
+		return what + "; at the full run's sizes" + sizes + " the line runs clean, so the crash came from the shortening: withdrawn"
+	}
+	return what + "; whether it happens at the full run's sizes is not known (" + fs.Reason + "): not counted as a crash"
 }
 
 // trimTrace drops the traced state from the first shortened loop on: what a capped loop
@@ -300,14 +338,40 @@ func loopSummary(d *facts.DevRun) string {
 			break
 		}
 	}
+	lib := ""
+	if len(d.Library) > 0 {
+		lib = "library work shortened: " + strings.Join(d.Library, "; ")
+	}
 	if len(parts) == 0 {
+		if lib != "" {
+			return lib
+		}
 		return fmt.Sprintf("loops capped at %d iterations, none reached the cap", d.Cap)
+	}
+	if lib != "" {
+		parts = append(parts, lib)
 	}
 	capped := fmt.Sprintf("loops capped at %d iterations", d.Cap)
 	if d.Cap > 2 {
 		capped += fmt.Sprintf(", loops around loops at %d", max(2, d.Cap-1))
 	}
 	return capped + "; " + strings.Join(parts, "; ")
+}
+
+// shortenedWhat names what a fast dev run shortened: "loops were shortened", "library work
+// was shortened" or both.
+func shortenedWhat(d *facts.DevRun) string {
+	loops := false
+	for _, l := range d.Loops {
+		loops = loops || l.Shortened
+	}
+	switch {
+	case loops && len(d.Library) > 0:
+		return "loops and library work were shortened"
+	case len(d.Library) > 0:
+		return "library work was shortened"
+	}
+	return "loops were shortened"
 }
 
 // onlyLoopLongRuns reports whether every long-run marker of the cell is a loop the fast dev

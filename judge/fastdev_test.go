@@ -68,6 +68,9 @@ func TestShadowRunStaged(t *testing.T) {
 	short := &facts.DevRun{Cap: 3, Shortened: true, Loops: []facts.DevLoop{{Line: 2, Kind: "for", Header: "i in range(100)", Entries: 1, Ran: 3, Shortened: true, Total: 100}}}
 	likely := *short
 	likely.Likely, likely.Reads = true, []string{"losses"}
+	held, gone := likely, likely
+	held.FullSize = &facts.DevFullSize{Verdict: facts.FullSizeCrash, Sizes: []string{"losses: 3 in the capped run, 300 at full length"}}
+	gone.FullSize = &facts.DevFullSize{Verdict: facts.FullSizeClean, Sizes: []string{"losses: 3 in the capped run, 100 at full length"}}
 	crash := func(d *facts.DevRun) *facts.ShadowResult {
 		return &facts.ShadowResult{Status: facts.ShadowError, Exception: "IndexError", Line: 4, DevRun: d}
 	}
@@ -78,6 +81,7 @@ func TestShadowRunStaged(t *testing.T) {
 		wantDevRun    bool
 		wantEarly     string // status of the provisional answer, "" for none
 		wantNote      string
+		wantReason    string
 		wantCancelled string
 	}{
 		{name: "confirmed fast crash stops the full run",
@@ -86,7 +90,17 @@ func TestShadowRunStaged(t *testing.T) {
 		{name: "likely fast crash is provisional; the clean full run withdraws it",
 			k: &groupKernel{capped: crash(&likely), capAfter: 20 * time.Millisecond,
 				full: &facts.ShadowResult{Status: facts.ShadowOK}, fullAfter: 800 * time.Millisecond},
-			wantStatus: facts.ShadowOK, wantEarly: facts.ShadowError, wantNote: "withdrawn"},
+			wantStatus: facts.ShadowOK, wantEarly: facts.ShadowRunning, wantNote: "withdrawn"},
+		{name: "a likely crash that holds at full sizes is the provisional answer",
+			k: &groupKernel{capped: crash(&held), capAfter: 20 * time.Millisecond,
+				full: crash(nil), fullAfter: 800 * time.Millisecond},
+			wantStatus: facts.ShadowError, wantEarly: facts.ShadowError, wantNote: "confirms"},
+		{name: "a likely crash gone at full sizes is never a crash, even when the full run never ends",
+			k:          &groupKernel{capped: crash(&gone), capAfter: 20 * time.Millisecond},
+			wantStatus: facts.ShadowTimeout, wantDevRun: true, wantEarly: facts.ShadowRunning, wantReason: "runs clean, so the crash came from the shortening", wantCancelled: "full"},
+		{name: "a likely crash with nothing extrapolated is unknown",
+			k:          &groupKernel{capped: crash(&likely), capAfter: 20 * time.Millisecond},
+			wantStatus: facts.ShadowTimeout, wantDevRun: true, wantEarly: facts.ShadowRunning, wantReason: "not tested at the full run's sizes", wantCancelled: "full"},
 		{name: "a full run within the budget wins",
 			k: &groupKernel{capped: &facts.ShadowResult{Status: facts.ShadowOK, DevRun: short}, capAfter: 20 * time.Millisecond,
 				full: &facts.ShadowResult{Status: facts.ShadowOK}, fullAfter: 100 * time.Millisecond},
@@ -118,6 +132,14 @@ func TestShadowRunStaged(t *testing.T) {
 			}
 			if tt.wantNote != "" && !strings.Contains(strings.Join(r.Notes, "\n"), tt.wantNote) {
 				t.Errorf("notes %q lack %q", r.Notes, tt.wantNote)
+			}
+			if tt.wantReason != "" && !strings.Contains(r.Reason, tt.wantReason) {
+				t.Errorf("reason %q lacks %q", r.Reason, tt.wantReason)
+			}
+			for _, e := range early {
+				if e.Status == facts.ShadowError && unprovenLikely(e) != "" {
+					t.Errorf("provisional crash that did not hold at full sizes: %+v", e)
+				}
 			}
 			if tt.wantCancelled != "" && !tt.k.cancelled[tt.wantCancelled] {
 				t.Errorf("%s run not cancelled", tt.wantCancelled)

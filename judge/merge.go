@@ -254,7 +254,7 @@ func UnknownReason(l Layers) string {
 	switch r.Status {
 	case facts.ShadowOK:
 		if r.DevRun != nil && r.DevRun.Shortened {
-			why := "loops were shortened and ran clean (" + loopSummary(r.DevRun) + ")"
+			why := shortenedWhat(r.DevRun) + " and ran clean (" + loopSummary(r.DevRun) + ")"
 			for _, n := range r.Notes {
 				if strings.Contains(n, "did not finish") || strings.Contains(n, "goes on in the background") {
 					why += "; " + n

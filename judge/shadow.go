@@ -122,6 +122,9 @@ func ShadowFindings(cellID, text string, cf *analysis.CellFacts, r *facts.Shadow
 					reads = " depends on what"
 				}
 				f.Evidence = append(f.Evidence, fmt.Sprintf("fast dev run: the loops were shortened (%s); the crash line%s the shortened loops produced, so the shortening may cause it: the full run confirms or withdraws it", loopSummary(d), reads))
+				if fs := d.FullSize; fs != nil && fs.Verdict == facts.FullSizeCrash {
+					f.Evidence = append(f.Evidence, "at the full run's sizes ("+strings.Join(fs.Sizes, "; ")+") the line still raises "+r.Exception)
+				}
 			} else {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("fast dev run (%s): the crash line reads nothing the shortened loops produced", loopSummary(d)))
 			}
@@ -135,7 +138,7 @@ func ShadowFindings(cellID, text string, cf *analysis.CellFacts, r *facts.Shadow
 		return []analysis.Finding{f}, notes
 	case facts.ShadowOK:
 		if d := r.DevRun; d != nil && d.Shortened {
-			notes = append([]string{fmt.Sprintf("loops were shortened and ran clean (%s): no crash in the shortened run; the full run's outcome is unknown", loopSummary(d))}, notes...)
+			notes = append([]string{fmt.Sprintf("%s and ran clean (%s): no crash in the shortened run; the full run's outcome is unknown", shortenedWhat(d), loopSummary(d))}, notes...)
 		}
 		return nil, notes
 	case facts.ShadowRefused:

@@ -49,7 +49,11 @@ def _dr_for_gen(iterable, it, lid):
     st.entries += 1
     cap = _DR["caps"].get(lid) or _DR["cap"] or 3
     k = 0
+    me = sys._getframe()
+    _ds_entry(lid, me.f_back, _dr_top(lid))
     for x in it:
+        if k:
+            _ds_iter_done(lid, me.f_back)  # the loop's frame resumed us: iteration k ended
         if k >= cap:
             st.shortened += 1
             st.short_ran = k
@@ -57,26 +61,43 @@ def _dr_for_gen(iterable, it, lid):
                 st.total = int(len(iterable))
             except BaseException:
                 st.total = None
+            _ds_entry_done(lid, k, st.total)
             break
         k += 1
         if k > st.ran:
             st.ran = k
         yield x
+    else:
+        if k:
+            _ds_iter_done(lid, me.f_back)
+        _ds_entry_done(lid, k, None)
 
 
 def _dr_enter(lid):
     st = _dr_stat(lid)
     st.entries += 1
     st.cur = 0
+    _ds_entry(lid, sys._getframe(1), _dr_top(lid))
+
+
+def _dr_top(lid):
+    """Whether loop lid is a loop of the cell's top level (in no function, no other loop)."""
+    m = (_DR.get("meta") or {}).get("loops", {}).get(lid)
+    return bool(m) and m.get("func") is None and not m.get("path")
 
 
 def _dr_while(lid):
     """True while the capped while loop may run another iteration (its test was true)."""
     st = _dr_stat(lid)
     cap = _DR["caps"].get(lid) or _DR["cap"] or 3
+    if st.cur:
+        # a while loop's last iteration before its test turns false is not seen: its
+        # sizes never fit exactly, so nothing is extrapolated through it
+        _ds_iter_done(lid, sys._getframe(1))
     if st.cur >= cap:
         st.shortened += 1
         st.short_ran = st.cur
+        _ds_entry_done(lid, st.cur, None)
         return False
     st.cur += 1
     if st.cur > st.ran:
@@ -184,6 +205,7 @@ class _DevrunXform(object):
         self.lmap = lmap
         self.loops = {}  # loop id -> {"line", "kind", "header", "produces", "func"}
         self.stmts = []  # statement records (see _dr_stmt_record), with "loops" and "func"
+        self.nodes = []  # the statements' AST nodes, parallel to stmts (the crash's recheck)
         self.funcs = {}  # function or method name -> loop ids inside it (nested included)
         self.calls_in = {}  # function name -> names it calls
 
@@ -224,6 +246,7 @@ class _DevrunXform(object):
             rec["loops"] = list(loops)
             rec["func"] = func
             self.stmts.append(rec)
+            self.nodes.append(s)
             if func is not None:
                 self.calls_in.setdefault(func, set()).update(rec["calls"])
             if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -248,7 +271,7 @@ class _DevrunXform(object):
                 except BaseException:
                     head = ""
                 self.loops[lid] = {"line": _map(self.lmap, s.lineno), "kind": kind, "header": head[:120],
-                                   "produces": set(), "func": func}
+                                   "produces": set(), "func": func, "path": list(loops)}
                 if func is not None:
                     self.funcs.setdefault(func, []).append(lid)
                 first = len(self.stmts)
@@ -295,7 +318,7 @@ class _DevrunXform(object):
                           for lid, m in self.loops.items()},
                 "stmts": [dict(r, reads=sorted(r["reads"]), stores=sorted(r["stores"]), calls=sorted(r["calls"]))
                           for r in self.stmts],
-                "funcs": funcs, "calls_in": {k: sorted(v) for k, v in self.calls_in.items()}}
+                "funcs": funcs, "calls_in": {k: sorted(v) for k, v in self.calls_in.items()}, "nodes": self.nodes}
 
 
 def _devrun_compile(transformed, flags, is_async, lmap):
@@ -310,8 +333,8 @@ def _devrun_compile(transformed, flags, is_async, lmap):
         tree = compile(transformed, CELL_FILENAME, "exec", f, True)
         x = _DevrunXform(lmap)
         x.run(tree)
-        if not x.loops:
-            return None, None
+        if not x.loops and not any(_dl_cell_calls(r["calls"]) for r in x.stmts):
+            return None, None  # nothing to cap, no library call to shorten
         cflags = flags | (ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if is_async else 0)
         return compile(tree, CELL_FILENAME, "exec", cflags, True), x.meta()
     except (KeyboardInterrupt, SystemExit):
@@ -329,6 +352,12 @@ def _devrun_begin(meta, cap):
     # runs on the state the first one left).
     _DR["caps"] = {lid: (max(2, int(cap) - 1) if m.get("outer") and int(cap) > 2 else int(cap))
                    for lid, m in meta["loops"].items()}
+    watch = set()
+    for m in meta["loops"].values():
+        watch.update(m["produces"])
+    _ds_begin(sorted(watch))
+    sh = _shell()
+    _dl_begin(sh.user_ns if sh is not None else _user_ns())
 
 
 def _devrun_tainted(meta, short):
@@ -400,7 +429,21 @@ def _devrun_report(res):
                 if st.total is not None:
                     d["total"] = st.total
             loops.append(d)
-        out = {"cap": cap, "loops": loops, "shortened": bool(short)}
+        lib = _dl_records()
+        out = {"cap": cap, "loops": loops, "shortened": bool(short or lib)}
+        if lib:
+            out["library"] = lib
+        if res.get("status") == "error" and lib:
+            # The table keeps the structure of what the shortened calls produce, not their
+            # values: a crash inside one that the unshortened call did not repeat, or an
+            # assertion (on a score, a count), may be the shortening's.
+            why = _DL.get("crashed_in")
+            if not why and res.get("exception") == "AssertionError":
+                why = "an assertion after shortened library work may test its values"
+            if why:
+                out.update(crash_line=res.get("line") or 0, likely=True,
+                           full_size={"verdict": "unknown", "reason": why})
+                return {"devrun": out}
         if res.get("status") == "error" and short:
             names, funcs = _devrun_tainted(meta, short)
             line = 0
@@ -416,6 +459,10 @@ def _devrun_report(res):
             if hit:
                 out["likely"] = True
                 out["reads"] = sorted(hit)[:10]
+                try:
+                    out["full_size"] = _ds_recheck(meta, short, res, res.get("exception") or "")
+                except BaseException as e:
+                    out["full_size"] = {"verdict": "unknown", "reason": "the full-size check failed: %s" % _err(e)}
         return {"devrun": out}
     except BaseException as e:
         return {"devrun": {"cap": _DR.get("cap", 0), "shortened": True, "likely": True,

@@ -11,3 +11,10 @@ import (
 func TestPythonDevRun(t *testing.T) {
 	runPythonTests(t, "test_devrun.py")
 }
+
+// TestPythonDevLib runs test_devlib.py: every entry of the fast dev run's library table
+// keeps the structure of the full call's result (fitted features, classes, output shapes
+// and dtypes), puts the user's parameters back and says what it shortened.
+func TestPythonDevLib(t *testing.T) {
+	runPythonTests(t, "test_devlib.py")
+}

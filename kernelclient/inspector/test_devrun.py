@@ -94,6 +94,76 @@ class DevRunTest(unittest.TestCase):
         self.assertTrue(capped["devrun"]["likely"])
         self.assertEqual(capped["devrun"]["reads"], ["seen"])
 
+    # Crash/clean twins that differ only in what a loop produces: a crash on a line that reads
+    # the shortened loops' products counts only when it happens again at full sizes.
+    CURVE = ("EPOCHS = 20\nbatches = list(range(50))\nlosses = []\nfor epoch in range(EPOCHS):\n"
+             "    for b in batches:\n        loss = 0.5\n{per_batch}    {per_epoch}\n"
+             "xs = np.arange(1, EPOCHS + 1)\nassert xs.shape == np.asarray(losses).shape, (xs.shape, len(losses))\n")
+
+    def test_per_epoch_list_at_full_size_runs_clean(self):
+        code = self.CURVE.format(per_batch="", per_epoch="losses.append(loss)")
+        full, capped = run(code)
+        self.assertEqual(full["status"], "ok")
+        self.assertEqual((capped["status"], capped["exception"], capped["line"]), ("error", "AssertionError", 9))
+        fs = capped["devrun"]["full_size"]
+        self.assertEqual(fs["verdict"], "clean", fs)
+        self.assertEqual(fs["sizes"], ["losses: 2 in the capped run, 20 at full length"])
+
+    def test_per_batch_list_at_full_size_still_crashes(self):
+        code = self.CURVE.format(per_batch="        losses.append(loss)\n", per_epoch="pass")
+        full, capped = run(code)
+        self.assertEqual((full["status"], full["exception"]), ("error", "AssertionError"))
+        fs = capped["devrun"]["full_size"]
+        self.assertEqual(fs["verdict"], "crash", fs)
+        self.assertEqual(fs["sizes"], ["losses: 6 in the capped run, 1000 at full length"])
+
+    def test_derived_value_is_replayed_at_full_size(self):
+        code = ("acc = []\nfor i in range(30):\n    acc.append(i * 2)\narr = np.array(acc)\nv = arr[29]\n")
+        full, capped = run(code)
+        self.assertEqual(full["status"], "ok")
+        self.assertEqual(capped["devrun"]["full_size"]["verdict"], "clean", capped["devrun"])
+
+    def test_unknown_length_is_never_extrapolated(self):
+        code = ("acc = []\nfor v in (i for i in range(30)):\n    acc.append(v)\nlast = acc[29]\n")
+        _, capped = run(code)
+        fs = capped["devrun"]["full_size"]
+        self.assertEqual(fs["verdict"], "unknown", fs)
+        self.assertIn("length of the iterable", fs["reason"])
+
+    def test_reset_per_epoch_is_not_linear(self):
+        code = ("for epoch in range(10):\n    cur = []\n    for b in range(40):\n        cur.append(b)\nlast = cur[39]\n")
+        full, capped = run(code)
+        self.assertEqual(full["status"], "ok")
+        fs = capped["devrun"]["full_size"]
+        self.assertEqual(fs["verdict"], "unknown", fs)
+        self.assertIn("made inside the loops", fs["reason"])
+
+    def test_library_work_is_shortened_in_the_capped_child_only(self):
+        SH.run_cell("import pandas as pd\nfrom sklearn.model_selection import GridSearchCV\n"
+                    "from sklearn.ensemble import RandomForestClassifier\n"
+                    "Xg = pd.DataFrame(np.random.RandomState(0).rand(200, 6), columns=list('abcdef'))\n"
+                    "yg = (Xg.a > .5).astype(int)", store_history=False).raise_error()
+        fit = "gs = GridSearchCV(RandomForestClassifier(n_estimators=200), {'max_depth': [2, 3, 4], 'min_samples_leaf': [1, 2]}, cv=5)\ngs.fit(Xg, yg)\n"
+        full, capped = run(fit + "p = gs.predict(Xg.drop(columns=['f']))\n")
+        self.assertEqual((capped["status"], capped["exception"], capped["line"]), ("error", "ValueError", 3))
+        d = capped["devrun"]
+        self.assertTrue(d["shortened"])
+        self.assertNotIn("likely", d)  # the fitted features are the full run's: confirmed
+        self.assertEqual(d["library"], ["GridSearchCV.fit: 1 of 6 candidates, cv 5 -> 2"])
+        full, capped = run(fit + "p = gs.predict(Xg)\n")
+        self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))
+        self.assertTrue(capped["devrun"]["shortened"])  # a clean shortened run proves nothing
+        self.assertNotIn("devrun", full)
+        self.assertEqual(SH.user_ns["GridSearchCV"].fit.__name__, "fit")
+        self.assertFalse(hasattr(SH.user_ns["GridSearchCV"].fit, "__wrapped__"))  # the kernel is untouched
+
+    def test_products_read_through_a_function_are_not_extrapolated(self):
+        code = ("acc = []\nfor i in range(30):\n    acc.append(i)\ndef show():\n    return acc[29]\nv = show()\n")
+        full, capped = run(code)
+        self.assertEqual(full["status"], "ok")
+        fs = capped["devrun"]["full_size"]
+        self.assertEqual(fs["verdict"], "unknown", fs)
+
     def test_loop_within_cap_runs_whole_cell(self):
         full, capped = run("s = 0\nfor c in [1, 2]:\n    s += c\nassert s == 3")
         self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))

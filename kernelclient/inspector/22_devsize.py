@@ -1,0 +1,345 @@
+# ---------------------------------------------------------------------------------------------
+# Fast dev run: sizes at full length (the test a "likely" crash must pass)
+#
+# A capped loop leaves its products short (2 losses where the full run has 20). A crash on a
+# line that reads them may be the shortening's: the learning-curve cell that plots
+# range(1, EPOCHS + 1) against one loss per epoch crashes only when capped. Before such a
+# crash may count, the capped child fits the size of every loop-produced value as a linear
+# function of the loops' iteration counts (snapshots at each iteration boundary, exact
+# rational arithmetic: a size that is not exactly linear is not extrapolated), predicts its
+# size at the full counts (len() of each loop's iterable), puts stand-ins of that size in
+# the namespace (the value's own elements repeated) and runs the crash statement again. The
+# crash counts only if it happens again; when it disappears, or anything cannot be
+# extrapolated, the verdict is unknown with the reason. All of this runs in the capped child.
+
+_DS = {"n": {}, "snaps": {}, "keep": [], "watch": (), "on": False, "started": {}, "iters": {}, "totals": {}}
+_DS_MAX_SNAPS = 400
+_DS_MAX_STANDIN = 5000000
+
+
+def _ds_begin(watch):
+    """In the capped child only: start recording the sizes of the names in watch."""
+    _DS.update(n={}, snaps={}, keep=[], watch=tuple(watch)[:32], on=bool(watch), started={}, iters={}, totals={})
+
+
+def _ds_size(obj):
+    """len() of a value whose length is cheap and side-effect free; None otherwise."""
+    t = type(obj)
+    if t in (list, tuple, dict, set, frozenset, bytearray):
+        return len(obj)
+    mod = getattr(t, "__module__", "") or ""
+    name = t.__name__
+    try:
+        if mod == "collections" and name == "deque":
+            return len(obj)
+        if (mod == "numpy" and name == "ndarray") or (mod == "torch" and name in ("Tensor", "Parameter")):
+            return int(obj.shape[0]) if len(obj.shape) >= 1 else None
+        if mod.startswith("pandas") and name in ("DataFrame", "Series"):
+            return len(obj)
+    except BaseException:
+        return None
+    return None
+
+
+def _ds_entry(lid, frame, top):
+    """A loop entry started: count it (entries per parent iteration are checked later) and,
+    for a loop of the cell's top level (top), snapshot the sizes its iterations start from."""
+    if _DS["on"]:
+        _DS["started"].setdefault(lid, [0])[0] += 1
+        if top:
+            _ds_snap(frame, True)
+
+
+def _ds_iter_done(lid, frame):
+    """One iteration of loop lid completed: count it and snapshot the watched sizes."""
+    if not _DS["on"]:
+        return
+    n = _DS["n"]
+    n[lid] = n.get(lid, 0) + 1
+    _ds_snap(frame, False)
+
+
+def _ds_snap(frame, start):
+    n = _DS["n"]
+    if frame is None:
+        return
+    try:
+        loc = frame.f_locals
+        glb = frame.f_globals
+    except BaseException:
+        return
+    for name in _DS["watch"]:
+        obj = loc.get(name, glb.get(name)) if loc is not glb else glb.get(name)
+        if obj is None:
+            continue
+        s = _ds_size(obj)
+        if s is None:
+            continue
+        lst = _DS["snaps"].setdefault(name, [])
+        if len(lst) >= _DS_MAX_SNAPS:
+            continue
+        _DS["keep"].append(obj)  # a freed value's id must not be reused by another
+        lst.append((id(obj), dict(n), s, start))
+
+
+def _ds_entry_done(lid, iters, total):
+    """An entry of loop lid ended after iters iterations (total: len() when the cap cut it)."""
+    if _DS["on"]:
+        _DS["iters"].setdefault(lid, set()).add(int(iters))
+        _DS["totals"].setdefault(lid, set()).add(total)
+
+
+def _ds_solve(rows, target):
+    """rows: [(x vector, y)]; returns target . beta for the exact linear fit y = x . beta, or
+    (None, why) when the fit is not exact or target's prediction is not determined."""
+    from fractions import Fraction
+
+    m = len(target)
+    mat = [[Fraction(v) for v in x] + [Fraction(y)] for x, y in rows]
+    piv = []
+    r = 0
+    for c in range(m):
+        p = next((i for i in range(r, len(mat)) if mat[i][c] != 0), None)
+        if p is None:
+            continue
+        mat[r], mat[p] = mat[p], mat[r]
+        inv = mat[r][c]
+        mat[r] = [v / inv for v in mat[r]]
+        for i in range(len(mat)):
+            if i != r and mat[i][c] != 0:
+                f = mat[i][c]
+                mat[i] = [a - f * b for a, b in zip(mat[i], mat[r])]
+        piv.append(c)
+        r += 1
+    for i in range(r, len(mat)):
+        if mat[i][m] != 0:
+            return None, "its size does not grow linearly with the loops' iterations"
+    # target must lie in the row space: reduce it by the pivot rows.
+    t = [Fraction(v) for v in target] + [Fraction(0)]
+    for i, c in enumerate(piv):
+        if t[c] != 0:
+            f = t[c]
+            t = [a - f * b for a, b in zip(t, mat[i])]
+    if any(v != 0 for v in t[:m]):
+        return None, "the capped run does not show how its size grows with every loop it depends on"
+    val = -t[m]
+    if val.denominator != 1:
+        return None, "its extrapolated size is not a whole number"
+    return int(val), ""
+
+
+def _ds_full_counts(meta, short):
+    """Iterations each loop runs in the full run of a top-level cell (None where unknown),
+    and why a count is unknown."""
+    loops = meta["loops"]
+    n = _DS["n"]
+    full, why = {}, {}
+    order = sorted(loops, key=lambda l: len(loops[l].get("path", ())))
+    for lid in order:
+        m = loops[lid]
+        per = None
+        totals = _DS["totals"].get(lid, set())
+        iters = _DS["iters"].get(lid, set())
+        if lid in short:
+            if m["kind"] != "for" or None in totals or len(totals) != 1:
+                why[lid] = "the length of the iterable of line %d (%s) is not known" % (m["line"], m["header"])
+            else:
+                per = next(iter(totals))
+        elif len(iters) == 1:
+            per = next(iter(iters))
+        else:
+            why[lid] = "the loop at line %d ran a different number of iterations per entry" % m["line"]
+        if per is None:
+            full[lid] = None
+            continue
+        if m.get("func") is not None:
+            full[lid] = None
+            why[lid] = "the loop at line %d is in function %s" % (m["line"], m["func"])
+            continue
+        path = m.get("path") or []
+        entries = _DS["started"].get(lid, [0])[0]
+        if not path:
+            full[lid] = per * entries if entries == 1 else None
+            if entries != 1:
+                why[lid] = "the loop at line %d started %d times" % (m["line"], entries)
+            continue
+        parent = path[-1]
+        # every iteration of the parent enters the loop once (no if around it cut entries)
+        if full.get(parent) is None or entries != n.get(parent, 0):
+            full[lid] = None
+            why[lid] = "the loop at line %d does not run once per iteration of the loop at line %d" % (
+                m["line"], loops[parent]["line"])
+            continue
+        full[lid] = full[parent] * per
+    return full, why
+
+
+def _ds_fit(name, obj, meta, short, full):
+    """The size obj (bound to name) has at the end of the full run, or (None, why)."""
+    lids = sorted(meta["loops"])
+    snaps = [s for s in _DS["snaps"].get(name, ()) if s[0] == id(obj)]
+    cur = _ds_size(obj)
+    if cur is None:
+        return None, "%s is a %s, whose size the fast dev run does not extrapolate" % (name, type(obj).__name__)
+    # The value must have existed when a top-level loop began: one made inside the loops
+    # (a list reset per epoch) has no meaningful start, and its fit would be a line through
+    # the last epoch only.
+    first = next((i for i, s in enumerate(snaps) if s[3]), None)
+    if first is None:
+        return None, "%s was made inside the loops, not before them" % name
+    snaps = snaps[first:]
+    now = dict(_DS["n"])
+    rows = [([1] + [c.get(l, 0) for l in lids], s) for _, c, s, _ in snaps]
+    rows.append(([1] + [now.get(l, 0) for l in lids], cur))
+    if len(snaps) < 2:
+        return None, "%s was not seen growing over the loops' iterations" % name
+    # A loop the value does not depend on needs no full count: solve with a target of the
+    # observed count first to find which coefficients matter.
+    target = []
+    for l in lids:
+        f = full.get(l)
+        target.append(now.get(l, 0) if f is None else f)
+    val, why = _ds_solve(rows, [1] + target)
+    if val is None:
+        return None, "%s: %s" % (name, why)
+    for i, l in enumerate(lids):
+        if full.get(l) is None:
+            # the coefficient of a loop without a full count must be 0: moving its count must
+            # not move the prediction
+            bumped = list(target)
+            bumped[i] += 1
+            v2, _ = _ds_solve(rows, [1] + bumped)
+            if v2 is None or v2 != val:
+                return None, "%s grows with the loop at line %d, but %s" % (name, meta["loops"][l]["line"],
+                                                                                "its full count is not known")
+    return val, ""
+
+
+def _ds_standin(obj, size):
+    """A value like obj with size entries along its first axis (its own entries repeated)."""
+    k = _ds_size(obj)
+    if not k or size < 0 or size > _DS_MAX_STANDIN:
+        return None
+    idx = [i % k for i in range(size)]
+    t = type(obj)
+    if t is list:
+        return [obj[i] for i in idx]
+    if t is tuple:
+        return tuple(obj[i] for i in idx)
+    mod = getattr(t, "__module__", "") or ""
+    try:
+        if mod == "numpy":
+            import numpy
+
+            return numpy.take(obj, numpy.asarray(idx, dtype=numpy.intp), axis=0)
+        if mod == "torch":
+            import torch
+
+            return obj[torch.as_tensor(idx, dtype=torch.long)]
+    except BaseException:
+        return None
+    return None
+
+
+def _ds_recheck(meta, short, res, exc_name):
+    """Runs the crash's top-level statement again with the loops' products at their full
+    sizes: {"verdict": "crash"|"clean"|"unknown", "reason", "sizes"}."""
+    import ast
+
+    frames = [f for f in res.get("frames") or [] if f.get("in_cell")]
+    if not frames:
+        return {"verdict": "unknown", "reason": "the crash has no frame in the cell"}
+    top = frames[0].get("line") or 0
+    stmts = meta["stmts"]
+    nodes = meta.get("nodes") or []
+    idx = None
+    for i, r in enumerate(stmts):
+        if r["func"] is None and not r["loops"] and r["lo"] <= top <= r["hi"]:
+            idx = i
+    if idx is None:
+        return {"verdict": "unknown", "reason": "the crash line %d is inside a loop the fast dev run shortened" % top}
+    node = nodes[idx] if idx < len(nodes) else None
+    if node is None or _dr_header(node) is not None:
+        return {"verdict": "unknown", "reason": "the crash is in a compound statement at line %d" % top}
+    names, funcs = _devrun_tainted(meta, short)
+    rec = stmts[idx]
+    ns = _user_ns()
+    shell = _shell()
+    if shell is not None:
+        ns = shell.user_ns
+    # np.asarray(x) marks np as changed (a method call on a name); a module is no product
+    names = set(n for n in names if not isinstance(ns.get(n), types.ModuleType))
+    if funcs.intersection(rec["calls"]):
+        return {"verdict": "unknown", "reason": "the crash line calls a function whose loops were shortened"}
+    full, fwhy = _ds_full_counts(meta, short)
+    direct = set()
+    for lid in short:
+        direct.update(meta["loops"][lid]["produces"])
+    # The names to put at full size, and the statements after the loops that derive the
+    # crash line's other inputs from them (plain assignments only, run again in order).
+    need = sorted(names.intersection(rec["reads"]))
+    if not need:
+        # the innermost line (in a function the statement calls) reads them: the stand-ins
+        # would not reach it
+        return {"verdict": "unknown", "reason": "the crash statement at line %d reads the shortened loops' products "
+                "only through a function it calls" % rec["lo"]}
+    last_loop = max((i for i, r in enumerate(stmts) if r["func"] is None and not r["loops"]
+                     and i < idx and nodes[i] is not None and isinstance(nodes[i], (ast.For, ast.While))), default=-1)
+    rerun, sized, sizes = [], {}, []
+    todo, seen = list(need), set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        defs = [i for i in range(last_loop + 1, idx) if stmts[i]["func"] is None and not stmts[i]["loops"]
+                and name in stmts[i]["stores"]]
+        if defs:
+            for i in defs:
+                n = nodes[i]
+                if not isinstance(n, ast.Assign) or not all(isinstance(t, ast.Name) for t in n.targets) or \
+                        names.intersection(set(stmts[i]["stores"]) - set(t.id for t in n.targets)):
+                    return {"verdict": "unknown", "reason": "line %d changes %s after the loops in a way the fast dev run "
+                            "does not replay" % (stmts[i]["lo"], name)}
+                if name in stmts[i]["reads"]:
+                    return {"verdict": "unknown", "reason": "line %d rebinds %s from itself after the loops" % (
+                        stmts[i]["lo"], name)}
+                if i not in rerun:
+                    rerun.append(i)
+                todo.extend(names.intersection(stmts[i]["reads"]))
+            continue
+        if name not in direct and name in names:
+            return {"verdict": "unknown", "reason": "%s derives from the shortened loops in a way the fast dev run "
+                    "cannot extrapolate" % name}
+        if name not in ns:
+            return {"verdict": "unknown", "reason": "%s is not a name of the cell's namespace" % name}
+        obj = ns[name]
+        if _ds_size(obj) is None and not _DS["snaps"].get(name):
+            return {"verdict": "unknown", "reason": "%s is a %s, whose size the fast dev run does not extrapolate"
+                    % (name, type(obj).__name__)}
+        val, why = _ds_fit(name, obj, meta, short, full)
+        if val is None:
+            extra = "; ".join(sorted(set(fwhy.values())))[:300]
+            return {"verdict": "unknown", "reason": why + ("; " + extra if extra and "count" in why else "")}
+        cur = _ds_size(obj)
+        if val != cur:
+            st = _ds_standin(obj, val)
+            if st is None:
+                return {"verdict": "unknown", "reason": "no stand-in of %d entries for %s (a %s)" % (val, name,
+                                                                                                      type(obj).__name__)}
+            sized[name] = st
+        sizes.append("%s: %d in the capped run, %d at full length" % (name, cur, val))
+    for name, st in sized.items():
+        ns[name] = st
+    try:
+        for i in sorted(rerun) + [idx]:
+            code = compile(ast.Module(body=[nodes[i]], type_ignores=[]), CELL_FILENAME, "exec")
+            exec(code, ns)
+    except BaseException as e:
+        if type(e).__name__ == exc_name:
+            return {"verdict": "crash", "reason": "with the loops' products at their full sizes the line raises %s again"
+                    % exc_name, "sizes": sizes}
+        return {"verdict": "unknown", "reason": "at full sizes the line raises %s instead of %s" % (type(e).__name__,
+                                                                                              exc_name),
+                "sizes": sizes}
+    return {"verdict": "clean", "reason": "with the loops' products at their full sizes the line runs clean", "sizes": sizes}
