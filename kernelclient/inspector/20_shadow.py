@@ -441,7 +441,8 @@ def _outcome(child, data, status, timed_out, elapsed):
         except BaseException:
             name = str(sig)
         if sig == getattr(signal, "SIGSYS", -1):
-            what = "a file write, delete, rename, socket, process launch or action on another process from native code"
+            what = ("a file write, delete, rename, socket, process launch, keyring call or action on another process "
+                    "from native code")
             return _final(token, "refused", "the cell tried a side effect a shadow run does not allow (%s); outcome unknown"
                           % what, refused=what, elapsed_ms=round(elapsed, 3))
         if sig == getattr(signal, "SIGXCPU", -1):
