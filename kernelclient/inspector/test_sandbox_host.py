@@ -237,5 +237,37 @@ class HostTest(unittest.TestCase):
                 self.assertFalse(os.path.exists(os.path.join(where, self.tag + ".big")))
 
 
+class BigCellTest(unittest.TestCase):
+    """A 16,000-line cell that starts with a blank line: the kernel's side of the shadow run
+    (transform, line map; compile goes to the child) is linear, and lines still map right."""
+
+    def test_big_cell_lines(self):
+        body = "".join("x%d = %d\n" % (i, i) for i in range(16000))
+        cases = {"raise": (body + "raise ValueError(x3)\n", "ValueError"),
+                 "syntax": (body + "y = (\nz = x5\n", "SyntaxError")}
+        for name, (cell, exc) in cases.items():
+            with self.subTest(name):
+                lmap = M._line_map("\n" + cell, M._transform(SH, "\n" + cell))
+                self.assertEqual((lmap[1], lmap[16001]), (2, 16002))
+                r = shadow("\n" + cell, timeout=20)
+                self.assertEqual((r["status"], r.get("exception"), r.get("line")), ("error", exc, 16002), r)
+
+    def test_linear_map_matches_difflib_on_small_cells(self):
+        import difflib
+
+        for code in ("\nx = 1\n%time y = 2\nprint(x)", "%matplotlib inline\n\n!ls\nx = 1\ny = x?", "\n\n  \nx = 1"):
+            t = SH.transform_cell(code)
+            a, b = code.split("\n"), t.rstrip("\n").split("\n")
+            while a and not a[-1].strip():
+                a.pop()
+            m = {}
+            for _, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+                for j in range(j1, j2):
+                    m[j + 1] = min(i1 + (j - j1), max(i1, i2 - 1)) + 1
+            self.assertEqual(M._line_map(code, t), m if len(a) != len(b) else None, code)
+            ops = M._line_map_linear(a, b)
+            self.assertEqual(len(ops), len(b))
+
+
 if __name__ == "__main__":
     unittest.main(module=THIS, verbosity=2)
