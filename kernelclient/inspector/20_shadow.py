@@ -145,8 +145,48 @@ def _prepare(code):
                   "reason": "the %%%%%s cell magic is not run in a shadow run; outcome unknown" % magic}
 
 
+_CHEAP_TRANSFORM = 32 << 10  # a cell larger than this skips IPython's token pass when it has no IPython syntax
+
+
+def _transform(sh, body):
+    """IPython's transform of the cell, in the kernel's main thread. Its token pass
+    tokenizes the whole cell in Python (1.3 s for 16,000 lines, the user's next request
+    waits): a large cell with no line IPython's token transforms could rewrite (escapes
+    %, !, ?, `x = %magic`, `x = !cmd`, a trailing `?`) gets only the cleanup and line
+    transforms, which is what the token pass would have left."""
+    if sh is None or not hasattr(sh, "transform_cell"):
+        return body
+    mgr = getattr(sh, "input_transformer_manager", None)
+    if len(body) <= _CHEAP_TRANSFORM or mgr is None or _IPY_SYNTAX.search(body):
+        return sh.transform_cell(body)
+    try:
+        lines = (body if body.endswith("\n") else body + "\n").splitlines(keepends=True)
+        for t in list(mgr.cleanup_transforms) + list(mgr.line_transforms):
+            lines = t(lines)
+        cell = "".join(lines)
+        for t in getattr(sh, "input_transformers_post", ()):
+            cell = t(cell)
+        return cell
+    except AttributeError:
+        return sh.transform_cell(body)  # another IPython's manager: the full transform
+
+
+# A line IPython's token transforms may rewrite (a superset: a match means the full pass).
+import re as _re  # noqa: E402
+
+_IPY_SYNTAX = _re.compile(r"^[ \t]*[%!?,;/]|=[ \t]*[%!]|\?[ \t]*$|^[ \t]*(>>>|In \[)", _re.M)
+
+_LINE_MAP_DIFF = 1 << 20  # lines x lines of the part that differs, above which the map is linear
+
+
 def _line_map(orig, transformed):
-    """Maps 1-based lines of the transformed cell to lines of the original cell."""
+    """Maps 1-based lines of the transformed cell to lines of the original cell.
+
+    Runs in the kernel's main thread, so it is linear in the cell's size: the lines both
+    share at the start and at the end map one to one, and only what differs in between is
+    diffed (difflib, which is quadratic) when it is small, as it is for every cell IPython
+    rewrites a few lines of (magics, `!cmd`, a leading blank line dropped). A large
+    differing middle is matched line by line instead (_line_map_linear)."""
     a = orig.split("\n")
     b = transformed.rstrip("\n").split("\n")
     while a and not a[-1].strip():
@@ -155,13 +195,51 @@ def _line_map(orig, transformed):
         b.pop()
     if len(a) == len(b):
         return None
-    import difflib
-
+    p = 0
+    n = min(len(a), len(b))
+    while p < n and a[p] == b[p]:
+        p += 1
+    q = 0
+    while q < n - p and a[-1 - q] == b[-1 - q]:
+        q += 1
+    ma, mb = a[p:len(a) - q], b[p:len(b) - q]
     m = {}
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+    for j in range(p):
+        m[j + 1] = j + 1
+    if len(ma) * len(mb) <= _LINE_MAP_DIFF:
+        import difflib
+
+        ops = difflib.SequenceMatcher(None, ma, mb, autojunk=False).get_opcodes()
+    else:
+        ops = _line_map_linear(ma, mb)
+    for tag, i1, i2, j1, j2 in ops:
         for j in range(j1, j2):
-            m[j + 1] = min(i1 + (j - j1), max(i1, i2 - 1)) + 1
+            m[p + j + 1] = p + min(i1 + (j - j1), max(i1, i2 - 1)) + 1
+    for k in range(q):
+        m[len(b) - q + k + 1] = len(a) - q + k + 1
     return m
+
+
+def _line_map_linear(a, b):
+    """Opcodes (as difflib's) pairing each line of b with the next equal line of a at or
+    after the last match (a bisect over each text's positions): O(n log n). Lines of b with
+    no such match (rewritten magics) map to the current line of a."""
+    import bisect
+
+    where = {}
+    for i, line in enumerate(a):
+        where.setdefault(line, []).append(i)
+    ops, i = [], 0
+    for j, line in enumerate(b):
+        pos = where.get(line)
+        k = bisect.bisect_left(pos, i) if pos else 0
+        if pos and k < len(pos):
+            ops.append(("equal", pos[k], pos[k] + 1, j, j + 1))
+            i = pos[k] + 1
+        else:
+            at = min(i, max(len(a) - 1, 0))
+            ops.append(("replace", at, at + 1, j, j + 1))
+    return ops
 
 
 def shadow(code, timeout_s=3.0, trace=False, max_memory=0, sandbox="auto", full_timeout_s=0, devrun_cap=0):
@@ -205,9 +283,7 @@ def _start(token, code, timeout, trace, max_memory, sh, count, t0, sandbox="auto
     if early is not None:
         early["token"] = token
         return early
-    transformed = body
-    if sh is not None and hasattr(sh, "transform_cell"):
-        transformed = sh.transform_cell(body)
+    transformed = _transform(sh, body)
     lmap = _line_map(code, transformed)
     flags = 0
     comp = getattr(sh, "compile", None)
@@ -217,7 +293,12 @@ def _start(token, code, timeout, trace, max_memory, sh, count, t0, sandbox="auto
         flags = 0
     is_async = False
     try:
-        cell_code = compile(transformed, CELL_FILENAME, "exec", flags, True)
+        if len(transformed) > _CHEAP_TRANSFORM and devrun_cap <= 0:
+            # compile() of a large cell holds the kernel's main thread (0.8 s for 16,000
+            # lines): the child compiles it, and reports a SyntaxError as it would
+            cell_code = _Deferred(transformed, flags)
+        else:
+            cell_code = compile(transformed, CELL_FILENAME, "exec", flags, True)
     except SyntaxError as e:
         try:
             import ast
@@ -248,6 +329,37 @@ def _start(token, code, timeout, trace, max_memory, sh, count, t0, sandbox="auto
     return res
 
 
+class _Deferred(object):
+    """A large cell's source, compiled in the child (see _start)."""
+
+    __slots__ = ("source", "flags")
+
+    def __init__(self, source, flags):
+        self.source = source
+        self.flags = flags
+
+    def compile_or_report(self, wfd, code, lmap):
+        """In the child: (code object, is_async), or the SyntaxError written as the run's
+        result (the same answer _start gives for a small cell) and the child ends."""
+        import ast
+
+        try:
+            return compile(self.source, CELL_FILENAME, "exec", self.flags, True), False
+        except SyntaxError:
+            pass
+        try:
+            return compile(self.source, CELL_FILENAME, "exec", self.flags | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, True), True
+        except SyntaxError as e:
+            line = _map(lmap, e.lineno or 0)
+            res = {"status": "error", "exception": type(e).__name__, "message": str(e.msg)[:2000], "line": line,
+                   "frames": [{"file": CELL_FILENAME, "line": line, "func": "<cell>", "in_cell": True,
+                               "text": _orig_line(code, line)}]}
+            view = memoryview(json.dumps(res, default=str).encode())
+            while view:
+                view = view[os.write(wfd, view):]
+            os._exit(0)
+
+
 def _fork_child(token, code, cell_code, lmap, timeout, trace, max_memory, sh, count, t0, is_async, devrun,
                 background=False, sandbox="auto"):
     """Forks one child running cell_code (devrun: (meta, cap) for the capped child, else None),
@@ -271,6 +383,8 @@ def _fork_child(token, code, cell_code, lmap, timeout, trace, max_memory, sh, co
     if pid == 0:  # child: never returns
         try:
             os.close(rfd)
+            if isinstance(cell_code, _Deferred):
+                cell_code, is_async = cell_code.compile_or_report(wfd, code, lmap)
             if devrun is not None:
                 _devrun_begin(devrun[0], devrun[1])
             if background:
@@ -441,7 +555,8 @@ def _outcome(child, data, status, timed_out, elapsed):
         except BaseException:
             name = str(sig)
         if sig == getattr(signal, "SIGSYS", -1):
-            what = "a file write, delete, rename, socket, process launch or action on another process from native code"
+            what = ("a file write, delete, rename, socket, process launch, keyring call or action on another process "
+                    "from native code")
             return _final(token, "refused", "the cell tried a side effect a shadow run does not allow (%s); outcome unknown"
                           % what, refused=what, elapsed_ms=round(elapsed, 3))
         if sig == getattr(signal, "SIGXCPU", -1):

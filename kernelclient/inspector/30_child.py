@@ -621,7 +621,7 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
     except BaseException as e:
         box = _Box("fallback", "the sandbox could not be set up (%s)%s" % (_err(e), _FALLBACK_TAIL))
     phases["sandbox"] = time.perf_counter()
-    _limits(timeout, max_memory)
+    _limits(timeout, max_memory - box.scratch_bytes)  # the sandbox's tmpfs is paid from the same cap
     phases["limits"] = time.perf_counter()
     if rstate is not None:
         try:

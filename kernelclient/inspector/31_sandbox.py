@@ -29,6 +29,8 @@
 import errno as _errno
 
 _CLONE_NEWNS = 0x00020000
+_CLONE_NEWUTS = 0x04000000
+_CLONE_NEWIPC = 0x08000000
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWPID = 0x20000000
 _CLONE_NEWNET = 0x40000000
@@ -45,6 +47,10 @@ _BIND_FS = frozenset(["proc", "sysfs", "cgroup", "cgroup2", "devpts", "devtmpfs"
                       "debugfs", "tracefs", "bpf", "pstore", "configfs", "fusectl", "binfmt_misc", "hugetlbfs",
                       "autofs", "efivarfs", "nsfs", "rpc_pipefs", "selinuxfs", "fuse.gvfsd-fuse"])
 
+# Mounted as new instances in place of the kernel's (the kernel's would be writable).
+_FRESH_FS = {"devpts": ("newinstance,ptmxmode=0666,mode=620", _MS_NOSUID | _MS_NOEXEC),
+             "mqueue": (None, _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)}
+
 _DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
 _DEV_LINKS = (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
               ("stderr", "/proc/self/fd/2"), ("ptmx", "pts/ptmx"))
@@ -56,7 +62,7 @@ _NET_ERRNOS = frozenset([_errno.ENETUNREACH, _errno.ECONNREFUSED, _errno.EHOSTUN
 class _Box(object):
     """Which sandbox the child runs in, and what it learned while setting it up."""
 
-    __slots__ = ("kind", "reason", "ro_mounts", "sealed", "scratch", "phases")
+    __slots__ = ("kind", "reason", "ro_mounts", "sealed", "scratch", "phases", "scratch_bytes")
 
     def __init__(self, kind, reason):
         self.kind = kind
@@ -65,6 +71,7 @@ class _Box(object):
         self.sealed = {}  # fd -> path of large inherited files the cell may read but not write
         self.scratch = None
         self.phases = {}
+        self.scratch_bytes = 0  # the size of the namespace sandbox's one tmpfs (taken from the memory cap)
 
 
 _NS_REASON = ("the shadow child runs in new user, mount, network and PID namespaces: its writes land in a "
@@ -166,7 +173,10 @@ def _ns_setup(box, max_tmp):
     lib = _libc()
     uid, gid = os.getuid(), os.getgid()
     cwd = os.getcwd()
-    if lib.unshare(_CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWPID) != 0:
+    # IPC: SysV segments, semaphores, message queues and POSIX mqueues of the kernel's
+    # namespace stay out of reach, and those the cell creates die with it. UTS: a
+    # sethostname/setdomainname stays inside.
+    if lib.unshare(_CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWNET | _CLONE_NEWPID | _CLONE_NEWIPC | _CLONE_NEWUTS) != 0:
         raise _oserr("unshare")
     _write("/proc/self/setgroups", "deny")
     _write("/proc/self/uid_map", "%d %d 1" % (uid, uid))
@@ -257,6 +267,11 @@ def _plan_root(mounts):
                 if m.startswith(pre):
                     mount_at(m)  # pts, shm (overlaid), mqueue, hugepages
             return
+        if fstype in _FRESH_FS and os.path.isdir(p):
+            # The kernel's terminals and message queues are not reachable: a new, empty
+            # instance (ptys a cell opens are its own; mq_open uses the new IPC namespace).
+            plan.append(("fresh", p, None, fstype))
+            return
         for c in covered:
             if p.startswith(c.rstrip("/") + "/"):
                 if not ro and fstype not in _BIND_FS and os.path.isdir(p) and not has_below(p):
@@ -286,8 +301,12 @@ def _plan_root(mounts):
 
 def _build_root(box, lib, stage, plan, cwd):
     root = stage + "/root"
-    os.mkdir(root)
-    _mount(lib, "premortem-root", root, "tmpfs", _MS_NOSUID, "mode=755")
+    os.mkdir(root, 0o755)
+    os.chmod(root, 0o755)
+    # One tmpfs holds every writable layer (the root's own entries and each overlay's upper
+    # layer), so its size= bounds all a cell can write; the bind makes the root a mount
+    # point for pivot_root.
+    _mount(lib, root, root, None, _MS_BIND)
     os.mkdir(stage + "/up")
     n = 0
     for op, p, fd, extra in plan:
@@ -328,6 +347,14 @@ def _build_root(box, lib, stage, plan, cwd):
                 _mount(lib, s, target, None, _MS_BIND)
                 _ro(lib, target)
                 box.ro_mounts.append(p)
+        elif op == "fresh":
+            if not os.path.isdir(target):
+                os.mkdir(target)
+            data, flags = _FRESH_FS[extra]
+            try:
+                _mount(lib, extra, target, extra, flags, data)
+            except OSError:
+                pass  # an empty directory: no terminals / no mqueue view, nothing of the kernel's
         elif op == "dev":
             open(target, "wb").close()
             _mount(lib, s, target, None, _MS_BIND)
@@ -343,6 +370,7 @@ def _build_root(box, lib, stage, plan, cwd):
                 _ro(lib, target)  # devices on a read-only mount still work
                 if fstype not in _BIND_FS:
                     box.ro_mounts.append(p)
+    _ro_below(lib, root)
     old = root + "/.premortem-old-root"
     os.mkdir(old)
     if _pivot(lib, root, old):
@@ -362,6 +390,69 @@ def _build_root(box, lib, stage, plan, cwd):
         _lo_up()
     except OSError:
         pass
+
+
+def _ro_below(lib, root):
+    """Every mount of the new root that is not a throwaway layer becomes read-only, one by
+    one: a read-only bind is not recursive, and the submounts of /sys (cgroup hierarchies,
+    debugfs, securityfs) and of /dev would stay writable. /proc is left alone here: G mounts
+    a fresh one and makes its kernel-wide files read-only (_ro_proc). Fails closed: a mount
+    that cannot be made read-only ends the namespace sandbox (the run falls back)."""
+    pre = root.rstrip("/") + "/"
+    with open("/proc/self/mountinfo") as f:
+        lines = f.read().splitlines()
+    for line in lines:
+        left, _, right = line.partition(" - ")
+        a, b = left.split(), right.split()
+        if len(a) < 6 or len(b) < 2:
+            continue
+        mp, fstype, opts = _unescape(a[4]), b[0], a[5].split(",")
+        if not mp.startswith(pre) or "ro" in opts:
+            continue
+        inner = mp[len(root):]
+        if fstype == "overlay" or (fstype == "tmpfs" and b[1] == "premortem") or fstype in _FRESH_FS \
+                or inner == "/proc":
+            continue  # the throwaway layers, the fresh instances; /proc is G's (_ro_proc)
+        try:
+            _mount(lib, None, mp, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _mount_flags(opts))
+        except OSError as e:
+            if os.path.isdir(mp) or os.path.exists(mp):
+                raise OSError(e.errno, "read-only remount of %s: %s" % (inner, e.strerror))
+
+
+def _mount_flags(opts):
+    """The per-mount flags a remount must keep (dropping a locked one fails with EPERM)."""
+    f = 0
+    for name, bit in (("nosuid", _MS_NOSUID), ("nodev", _MS_NODEV), ("noexec", _MS_NOEXEC)):
+        if name in opts:
+            f |= bit
+    for name, bit in (("noatime", 1024), ("nodiratime", 2048), ("relatime", 1 << 21)):
+        if name in opts:
+            f |= bit
+    return f
+
+
+# Files of a fresh /proc that act on the whole machine (sysctls, the SysRq trigger, IRQ
+# affinity, bus and filesystem settings): the kernel lets uid 0 write them, and uid 0 of
+# the sandbox is uid 0 outside, so they are bound read-only over themselves.
+_PROC_RO = ("sys", "sysrq-trigger", "irq", "bus", "fs", "acpi", "scsi", "driver")
+
+
+def _ro_proc(lib):
+    """G: /proc's kernel-wide files read-only. Where /proc/sys cannot be made read-only,
+    /proc goes away (cells rarely need it; writing the kernel's settings must not work)."""
+    for name in _PROC_RO:
+        p = "/proc/" + name
+        if not os.path.exists(p):
+            continue
+        try:
+            _mount(lib, p, p, None, _MS_BIND | _MS_REC)
+            _mount(lib, None, p, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC)
+        except OSError:
+            if name == "sys":
+                lib.umount2(b"/proc", _MNT_DETACH)
+                return False
+    return True
 
 
 def _ro(lib, target):
@@ -413,8 +504,8 @@ def _enter_sandbox(sandbox, max_memory):
         box = _Box("namespaces", _NS_REASON)
         mark(box, "survey")
         try:
-            avail = _meminfo_available() or (4 << 30)
-            _ns_setup(box, max(64 << 20, min(max_memory or _DEFAULT_MAX_MEMORY, avail // 2)))
+            box.scratch_bytes = _scratch_size(max_memory)
+            _ns_setup(box, box.scratch_bytes)
         except OSError as e:
             # Namespaces entered but not completed are this child's alone (the staging mount
             # is undone): the fallback's guards apply as anywhere else.
@@ -444,14 +535,96 @@ def _enter_sandbox(sandbox, max_memory):
             pass
         lib = _libc()
         _fresh_proc(box, lib)
+        if not _ro_proc(lib):
+            box.reason += " (/proc is not mounted: its kernel settings could not be made read-only)"
         mark(box, "proc")
         try:
             _lock_mounts()
         except OSError:
             box.reason += " (mounts not locked: %s)" % _err(sys.exc_info()[1])
         mark(box, "lock")
+        why = _fence_keyrings()
+        if why:
+            box.reason += " (%s)" % why
+        mark(box, "keyring")
     _contain(box, survey, lambda name: mark(box, name))
     return box
+
+
+def _scratch_size(max_memory):
+    """Bytes of the namespace sandbox's tmpfs: a quarter of the run's memory cap (the rest is
+    the cell's address space, see 30_child's _limits), at most a quarter of the memory the
+    machine has available, at least 32 MiB."""
+    cap = max_memory or _DEFAULT_MAX_MEMORY
+    avail = _meminfo_available() or (4 << 30)
+    return max(32 << 20, min(cap // 4, avail // 4))
+
+
+# Key-management syscalls per audit architecture: add_key, request_key, keyctl.
+_KEY_SYSCALLS = ((0xC000003E, (248, 249, 250)), (0x40000003, (286, 287, 288)), (0xC00000B7, (217, 218, 219)))
+
+
+def _fence_keyrings():
+    """G: a fresh anonymous session keyring (keys the kernel's session holds are out of
+    reach), then a seccomp filter of the sandbox's own that kills the run on add_key,
+    request_key and keyctl: keys live in the kernel, outside every namespace, and would
+    outlive the run. The parent reports the kill (SIGSYS) as a refused side effect. Filters
+    stack: the fallback's backstop (30_child) is not involved. Returns why not, or ""."""
+    import ctypes
+
+    lib = ctypes.CDLL(None, use_errno=True)
+    lib.syscall.restype = ctypes.c_long
+    arch = {"x86_64": 0, "i386": 1, "i686": 1, "aarch64": 2, "arm64": 2}.get(os.uname().machine)
+    if arch is None:
+        return "key-management calls not refused on %s" % os.uname().machine
+    keyctl = _KEY_SYSCALLS[arch][1][2]
+    joined = lib.syscall(ctypes.c_long(keyctl), ctypes.c_long(1), ctypes.c_void_p(None)) >= 0  # JOIN_SESSION_KEYRING
+    join_err = ctypes.get_errno()
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    prog = []  # (code, jump-if-true label, jump-if-false label, k); labels resolved below
+    for i, (audit, nrs) in enumerate(_KEY_SYSCALLS):
+        prog += [(ld, None, None, 4), (jeq, None, "arch%d" % (i + 1), audit), (ld, None, None, 0)]
+        if audit == 0xC000003E:
+            prog.append((jge, "kill", None, 0x40000000))  # the x32 ABI: killed outright
+        prog += [(jeq, "kill", None, nr) for nr in nrs]
+        prog += [(ret, None, None, 0x7FFF0000), ("arch%d" % (i + 1),)]
+    prog += [(ret, None, None, 0x7FFF0000), ("kill",), (ret, None, None, 0x80000000)]  # KILL_PROCESS
+    where, n = {}, 0
+    for ins in prog:
+        if len(ins) == 1:
+            where[ins[0]] = n
+        else:
+            n += 1
+    code, n = [], 0
+    for ins in prog:
+        if len(ins) == 1:
+            continue
+        off = lambda lab: 0 if lab is None else where[lab] - n - 1  # noqa: E731
+        code.append((ins[0], off(ins[1]), off(ins[2]), ins[3]))
+        n += 1
+    if not _seccomp_install(lib, code):
+        return "key-management calls not refused: seccomp filter refused (%s)" % os.strerror(ctypes.get_errno())
+    return "" if joined else "no fresh session keyring: %s" % os.strerror(join_err)
+
+
+def _seccomp_install(lib, code):
+    """Install a classic BPF seccomp filter [(code, jt, jf, k)]. As root of its user
+    namespace G may install it without no_new_privs; where that is refused, no_new_privs is
+    set (setuid programs then run without their privileges, which they never had here)."""
+    import ctypes
+
+    class Filter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint32)]
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Filter))]
+
+    arr = (Filter * len(code))(*[Filter(*x) for x in code])
+    fprog = Prog(len(code), ctypes.cast(arr, ctypes.POINTER(Filter)))
+    if lib.prctl(22, 2, ctypes.byref(fprog), 0, 0) == 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+        return True
+    lib.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+    return lib.prctl(22, 2, ctypes.byref(fprog), 0, 0) == 0
 
 
 def _fresh_proc(box, lib):

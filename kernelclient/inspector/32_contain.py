@@ -66,7 +66,9 @@ def _contain(box, survey, mark=lambda name: None):
                     new = os.open(path, os.O_RDONLY | os.O_DIRECTORY)  # openat() through it stays in the overlay
             elif stat.S_ISCHR(mode) and os.major(st.st_rdev) == 1 and os.minor(st.st_rdev) in (3, 5, 8, 9):
                 pass  # /dev/null, /dev/zero, /dev/random, /dev/urandom
-            elif acc != os.O_RDONLY or stat.S_ISSOCK(mode) or not stat.S_IFMT(mode):
+            elif acc != os.O_RDONLY or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode) or not stat.S_IFMT(mode):
+                # (a read-only terminal still takes tcsetattr and TIOCSTI: any other
+                # character device is a sink too)
                 # sockets (ZMQ, heartbeat), pipes, ttys, eventfd/epoll (anonymous inodes):
                 # a sink whose writes succeed and vanish
                 if null is None:
@@ -271,6 +273,8 @@ def _sandbox_outcome(box, e):
         what = "a write under %s, which the sandbox cannot overlay" % ", ".join(box.ro_mounts)[:200]
         return {"status": "refused", "refused": what, "reason": "the cell tried %s; outcome unknown" % what}
     if isinstance(e, OSError) and e.errno == _errno.ENOSPC and box.kind == "namespaces":
+        mb = (box.scratch_bytes or 0) >> 20
         return {"status": "refused", "refused": "writing more than the sandbox holds",
-                "reason": "the cell wrote more than the shadow run's throwaway filesystem holds; outcome unknown"}
+                "reason": "the shadow run's scratch space is full (%d MB, a quarter of its memory cap): the cell "
+                          "wrote more than a shadow run may keep; outcome unknown" % mb}
     return None
