@@ -131,7 +131,7 @@ func TestScreen(t *testing.T) {
 		{"for e in range(epochs):\n    model.fit(X, y, epochs=5)", ShadowSafe, false, facts.SandboxNamespaces, "run long"},
 	}
 	for _, tt := range tests {
-		got := screen(analysis.ParseCell(tt.code), tt.code, tt.mode, tt.longRunOK, tt.sandbox)
+		got := screen(analysis.ParseCell(tt.code), tt.code, tt.mode, tt.longRunOK, tt.sandbox, facts.TensorsReal)
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 			t.Errorf("screen(%q, %s, sandbox %q) = %q, want %q", tt.code, tt.mode, tt.sandbox, got, tt.want)
 		}
