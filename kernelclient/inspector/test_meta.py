@@ -118,6 +118,12 @@ class MetaTest(unittest.TestCase):
                 "e = d.cpu()\nassert e.device.type == 'cpu'\n")
         self.clean(code)
 
+    def test_cnn_trains_on_meta_tensors(self):
+        self.clean("net = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),\n"
+                   "                    nn.Linear(4 * 4 * 4, 3))\nopt2 = torch.optim.Adam(net.parameters())\n"
+                   "loss = nn.functional.cross_entropy(net(X.reshape(8, 1, 8, 8)), y[:8])\nloss.backward()\nopt2.step()\n"
+                   "assert net[0].weight.grad.shape == net[0].weight.shape\n")
+
     def test_view_after_permute_is_the_stride_error(self):
         self.crash("x = X.reshape(8, 8, 8).permute(0, 2, 1)\ny2 = x.view(64, 8)", "RuntimeError", 2,
                    "view size is not compatible with input tensor's size and stride")
