@@ -277,6 +277,10 @@ def _meta_define(torch):
         def data_ptr(self):
             _meta_stop("the data pointer of a meta tensor")
 
+        # the dispatch below wraps every result: the Python __torch_function__ layer would
+        # only add a second pass per operation
+        __torch_function__ = torch._C._disabled_torch_function_impl
+
         @classmethod
         def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
             return _meta_dispatch(func, args, kwargs or {})
@@ -311,8 +315,8 @@ def _meta_define(torch):
                 ph[0] = True
             return x
 
-        a = tree_map(un, args)
-        k = tree_map(un, kwargs)
+        a = [type(x)(un(y) for y in x) if type(x) in (list, tuple) else un(x) for x in args]
+        k = {n: un(x) for n, x in kwargs.items()} if kwargs else {}
         if len(devs) > 1:
             raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, %s and %s!"
                                % (devs[0], devs[1]))
@@ -354,6 +358,10 @@ def _meta_define(torch):
                 return _MetaT(x, dev, False, ph[0])
             return x
 
+        if isinstance(out, torch.Tensor):
+            return wr(out)
+        if type(out) in (list, tuple):
+            return type(out)(wr(x) for x in out)
         return tree_map(wr, out)
 
     def _meta_conv_backward(a):
