@@ -78,6 +78,13 @@ type ShadowResult struct {
 	DevRunToken string `json:"devrun_token,omitempty"`
 	// DevRun, on the capped child's outcome, says which loops ran and which were cut short.
 	DevRun *DevRun `json:"devrun,omitempty"`
+	// Meta, when the child ran the cell on meta tensors (shapes, dtypes, strides and devices,
+	// no values: kernelclient/inspector/36_meta.py), says what it converted and what values
+	// it did not have. A clean meta run proves nothing about values, so it is never "ok".
+	Meta *MetaRun `json:"meta,omitempty"`
+	// CUDACalls counts the CUDA entry points the child's guard stopped in a run on real
+	// tensors (a meta run counts them in Meta.CUDACalls).
+	CUDACalls int `json:"cuda_calls,omitempty"`
 	// Notes are what the judge learned running the layer (the fast dev run's answer, the
 	// background full run's end), for the user; the inspector never sets them.
 	Notes []string `json:"notes,omitempty"`
@@ -214,4 +221,53 @@ type Compact struct {
 	Len   *int   `json:"len,omitempty"`
 	// Repr is a short repr for scalars and strings.
 	Repr string `json:"repr,omitempty"`
+}
+
+// Tensors modes of a shadow run (--shadow-tensors, premortem.shadow.tensors).
+const (
+	// TensorsAuto: meta tensors for the CUDA tensors of a kernel that has initialised CUDA,
+	// real tensors otherwise.
+	TensorsAuto = "auto"
+	// TensorsMeta: every tensor is shape-only in the child.
+	TensorsMeta = "meta"
+	// TensorsReal: the tensors keep their data; a kernel that has initialised CUDA is then
+	// not shadow-run.
+	TensorsReal = "real"
+)
+
+// MetaValueReason is why a crash that reads a placeholder is unknown.
+const MetaValueReason = "depends on tensor values the GPU holds"
+
+// MetaRun describes a shadow run on meta tensors.
+type MetaRun struct {
+	// Tensors is "meta"; Why says why ("meta (auto: the kernel has initialised CUDA ...)").
+	Tensors string `json:"tensors"`
+	Why     string `json:"why,omitempty"`
+	// Converted counts the kernel's tensors made shape-only (parameters, optimizer state,
+	// tensors in containers and datasets); Created those the cell moved to a GPU it
+	// does not have.
+	Converted int `json:"converted"`
+	Created   int `json:"created,omitempty"`
+	// Devices are the devices the converted tensors stood for ("cuda:0").
+	Devices []string `json:"devices,omitempty"`
+	// CUDACalls counts the CUDA entry points the guard stopped (each one ends the run as a
+	// refusal): zero on every run that answered.
+	CUDACalls int `json:"cuda_calls"`
+	// Placeholders counts the values the run did not have and made up (.item(), bool(),
+	// .tolist(), .numpy()); PlaceholderUses says which and where ("'.item() at line 7").
+	Placeholders    int      `json:"placeholders,omitempty"`
+	PlaceholderUses []string `json:"placeholder_uses,omitempty"`
+	// ValueDependent: the crash line reads a placeholder (or the failing operation took
+	// one): the crash is unknown, with Reason MetaValueReason.
+	ValueDependent bool   `json:"value_dependent,omitempty"`
+	Reason         string `json:"reason,omitempty"`
+	// Stopped says why the run could not go on (an operation that needs values); the run
+	// is then a refusal.
+	Stopped string `json:"stopped,omitempty"`
+	// Ops counts the tensor operations run; ConvertMS the time the conversion took;
+	// Truncated is set when the walk over the namespace hit its bounds.
+	Ops       int     `json:"ops,omitempty"`
+	ConvertMS float64 `json:"convert_ms,omitempty"`
+	Truncated bool    `json:"truncated,omitempty"`
+	Error     string  `json:"error,omitempty"`
 }

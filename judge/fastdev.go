@@ -40,7 +40,7 @@ func (j *Judge) ShadowRunStaged(ctx context.Context, code string, cf *analysis.C
 	// not skip it (calls such as fit(epochs=100) are not capped and still count).
 	longOK := j.Options.ShadowLongRuns || (capN > 0 && onlyLoopLongRuns(cf))
 	sandbox := j.sandboxKind(ctx)
-	if why := screen(cf, code, j.Options.Shadow, longOK, sandbox); why != "" {
+	if why := screen(cf, code, j.Options.Shadow, longOK, sandbox, j.Options.shadowTensors()); why != "" {
 		return &facts.ShadowResult{Status: facts.ShadowSkipped, Reason: why, Sandbox: sandbox.Sandbox, SandboxReason: sandbox.Reason}, nil
 	}
 	budget := j.Options.shadowTimeout()
@@ -50,7 +50,7 @@ func (j *Judge) ShadowRunStaged(ctx context.Context, code string, cf *analysis.C
 	}
 	start := time.Now()
 	r, err := j.Kernel.Shadow(ctx, code, kernelclient.ShadowOptions{Timeout: budget, Trace: j.Options.Trace, DevRunCap: capN, FullTimeout: full,
-		Sandbox: j.Options.ShadowSandbox})
+		Sandbox: j.Options.ShadowSandbox, Tensors: j.Options.shadowTensors()})
 	if err != nil {
 		return nil, fmt.Errorf("start shadow run: %w", err)
 	}

@@ -29,7 +29,7 @@ type Layers struct {
 // CleanShadow reports whether a shadow run proves the cell runs: it finished without an
 // exception and no loop was shortened (a fast dev run that cut a loop proves nothing).
 func CleanShadow(r *facts.ShadowResult) bool {
-	return r != nil && r.Status == facts.ShadowOK && (r.DevRun == nil || !r.DevRun.Shortened)
+	return r != nil && r.Status == facts.ShadowOK && (r.DevRun == nil || !r.DevRun.Shortened) && !MetaUsed(r)
 }
 
 // Merge combines the layers into one verdict. A crash confirmed by the shadow run outranks
@@ -253,6 +253,9 @@ func UnknownReason(l Layers) string {
 	trim := func(s string) string { return strings.TrimSuffix(strings.TrimSpace(s), "; outcome unknown") }
 	switch r.Status {
 	case facts.ShadowOK:
+		if MetaUsed(r) {
+			return metaUnchecked(r.Meta)
+		}
 		if r.DevRun != nil && r.DevRun.Shortened {
 			why := shortenedWhat(r.DevRun) + " and ran clean (" + loopSummary(r.DevRun) + ")"
 			for _, n := range r.Notes {
@@ -263,6 +266,9 @@ func UnknownReason(l Layers) string {
 			return why
 		}
 	case facts.ShadowError:
+		if r.Meta != nil && r.Meta.ValueDependent {
+			return fmt.Sprintf("%s: the shadow run on meta tensors raised %s at line %d, on a line that reads a value it made up", facts.MetaValueReason, r.Exception, r.Line)
+		}
 		return "the shadow run's crash is not certain: " + trim(r.Exception+" "+r.Message)
 	case facts.ShadowTimeout:
 		why := trim(firstNonEmpty(r.Reason, "the shadow run timed out"))

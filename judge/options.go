@@ -1,6 +1,10 @@
 package judge
 
-import "time"
+import (
+	"time"
+
+	"github.com/premortem/premortem/facts"
+)
 
 // Shadow modes (setting premortem.shadow.mode, flag --no-shadow).
 const (
@@ -40,6 +44,10 @@ type Options struct {
 	// ShadowFullTimeout bounds the full shadow run that goes on in the background after the
 	// budget (default 60 s; never less than ShadowTimeout).
 	ShadowFullTimeout time.Duration
+	// ShadowTensors is facts.TensorsAuto ("" too), TensorsMeta or TensorsReal: which tensors
+	// a shadow child makes shape-only (setting premortem.shadow.tensors, flag
+	// --shadow-tensors).
+	ShadowTensors string
 }
 
 // DefaultDevRunCap is the iterations a loop keeps in a fast dev run: enough to run the
@@ -77,4 +85,12 @@ func (o Options) shadowFullTimeout() time.Duration {
 		return DefaultShadowFullTimeout
 	}
 	return o.ShadowFullTimeout
+}
+
+func (o Options) shadowTensors() string {
+	switch o.ShadowTensors {
+	case facts.TensorsMeta, facts.TensorsReal:
+		return o.ShadowTensors
+	}
+	return facts.TensorsAuto
 }

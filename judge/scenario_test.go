@@ -12,6 +12,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/kernelclient"
 	"github.com/premortem/premortem/notebook"
@@ -31,7 +32,7 @@ import (
 // text), note (a substring of some note), absent (a file that must not exist afterwards).
 // "shadow-timeout: 10s" sets the shadow time limit (default the editor's 3 s).
 // "modes: shadow no-shadow" lists the layer settings to run (default: shadow; also always,
-// static, and fallback / fallback-always: safe / always mode with the fallback sandbox
+// static, meta: safe mode with --shadow-tensors meta, and fallback / fallback-always: safe / always mode with the fallback sandbox
 // forced, where writes are refused instead of contained); a key
 // prefixed with a mode ("no-shadow.source: rules") applies to that mode only.
 // "shadow-timeout: 3s" and "shadow-full-timeout: 10s" set the shadow budget and the
@@ -161,6 +162,8 @@ func (sc *scenario) run(t *testing.T, mode string) {
 	case "fallback-always":
 		opts.Shadow = judge.ShadowAlways
 		opts.ShadowSandbox = kernelclient.SandboxForceFallback
+	case "meta": // every tensor shape-only in the shadow child (--shadow-tensors meta)
+		opts.ShadowTensors = facts.TensorsMeta
 	case "static":
 	default:
 		t.Fatalf("unknown mode %q", mode)

@@ -12,19 +12,21 @@ import (
 )
 
 // screen says why a cell must not be shadow-run in the given mode ("" when it may be).
-// CUDA never survives fork, so it is refused in every mode. In safe mode with the fallback
+// CUDA never survives fork: with real tensors (--shadow-tensors real) a cell that uses it is
+// refused in every mode; otherwise the child runs it on meta tensors, its CUDA guard
+// refusing any CUDA call (kernelclient/inspector/36_meta.py). In safe mode with the fallback
 // sandbox (or an unknown one) any side effect the static layer sees keeps the cell out of the
 // child altogether (the child's guards are the second line of defence, for "always"); with
 // the namespace sandbox in force, file writes, deletes, moves, OS mutations, subprocesses and
 // network use are contained by the sandbox itself, so only long runs are still screened; with
 // the fallback's private view of files (SandboxInfo.Emulated), file writes, deletes, moves and
 // OS mutations run too, network use and subprocesses are still screened.
-func screen(cf *analysis.CellFacts, code, mode string, longRunOK bool, sandbox facts.SandboxInfo) string {
+func screen(cf *analysis.CellFacts, code, mode string, longRunOK bool, sandbox facts.SandboxInfo, tensors string) string {
 	if cf == nil {
 		return ""
 	}
 	for _, e := range cf.SideEffects {
-		if e.Kind == analysis.EffectGPU && !conditionalDevice(code, e.Range) {
+		if e.Kind == analysis.EffectGPU && tensors == facts.TensorsReal && !conditionalDevice(code, e.Range) {
 			return fmt.Sprintf("shadow run skipped: the cell uses CUDA (%s, line %d), which does not survive fork", e.Call, e.Range.Start.Line+1)
 		}
 	}
@@ -83,8 +85,15 @@ func ShadowFindings(cellID, text string, cf *analysis.CellFacts, r *facts.Shadow
 		return nil, nil
 	}
 	notes := append([]string(nil), r.Notes...)
+	if m := r.Meta; m != nil {
+		notes = append(notes, metaNote(m))
+	}
 	switch r.Status {
 	case facts.ShadowError:
+		if m := r.Meta; m != nil && m.ValueDependent {
+			return nil, append([]string{fmt.Sprintf("shadow run on meta tensors: %s at line %d reads a value the run does not have (%s): %s, so not reported as a crash",
+				r.Exception, r.Line, strings.Join(m.PlaceholderUses, ", "), facts.MetaValueReason)}, notes...)
+		}
 		line := r.Line
 		lines := strings.Split(text, "\n")
 		// A crash inside a function the cell defines is the statement's that called it:
@@ -128,6 +137,9 @@ func ShadowFindings(cellID, text string, cf *analysis.CellFacts, r *facts.Shadow
 			} else {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("fast dev run (%s): the crash line reads nothing the shortened loops produced", loopSummary(d)))
 			}
+		}
+		if r.Meta != nil {
+			f.Evidence = append(f.Evidence, metaEvidence(r.Meta))
 		}
 		if inside != "" {
 			f.Evidence = append(f.Evidence, inside)
@@ -301,4 +313,51 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
+}
+
+// metaNote says, for the user, that a shadow run used meta tensors and what that left out.
+func metaNote(m *facts.MetaRun) string {
+	s := "shadow tensors: " + firstNonEmpty(m.Why, "meta")
+	s += fmt.Sprintf("; %s shape-only", plural(m.Converted, "kernel tensor"))
+	if len(m.Devices) > 0 {
+		s += " (" + strings.Join(m.Devices, ", ") + ")"
+	}
+	if m.Created > 0 {
+		s += fmt.Sprintf(", %s moved to a GPU by the cell", plural(m.Created, "tensor"))
+	}
+	if m.Placeholders > 0 {
+		s += fmt.Sprintf("; %s made up (%s)", plural(m.Placeholders, "placeholder value"), strings.Join(m.PlaceholderUses, ", "))
+	}
+	s += fmt.Sprintf("; %s", plural(m.CUDACalls, "CUDA call"))
+	if m.Error != "" {
+		s += "; " + m.Error
+	}
+	return s
+}
+
+// metaEvidence is a crash finding's line saying it was found on meta tensors.
+func metaEvidence(m *facts.MetaRun) string {
+	s := fmt.Sprintf("found on meta tensors (--shadow-tensors meta or a CUDA kernel: shapes, dtypes, strides and devices, no values; %s shape-only", plural(m.Converted, "kernel tensor"))
+	if len(m.Devices) > 0 {
+		s += " on " + strings.Join(m.Devices, ", ")
+	}
+	if m.Placeholders > 0 {
+		s += fmt.Sprintf("; the crash line reads none of the %s the run made up", plural(m.Placeholders, "placeholder"))
+	}
+	return s + ")"
+}
+
+// metaUnchecked says what a clean meta run could not check.
+func metaUnchecked(m *facts.MetaRun) string {
+	s := "the cell ran to its end on meta tensors (shapes, dtypes, strides and devices only): what depends on tensor values (indices in range, NaNs, values read with .item()) was not checked"
+	if m.Placeholders > 0 {
+		s += fmt.Sprintf("; %s made up (%s)", plural(m.Placeholders, "placeholder value"), strings.Join(m.PlaceholderUses, ", "))
+	}
+	return s
+}
+
+// MetaUsed reports whether a shadow run ran on meta tensors that stood for the kernel's (or
+// the cell's GPU) tensors: such a run proves shapes, not values.
+func MetaUsed(r *facts.ShadowResult) bool {
+	return r != nil && r.Meta != nil && (r.Meta.Converted > 0 || r.Meta.Created > 0 || r.Meta.Placeholders > 0)
 }

@@ -147,7 +147,7 @@ func TestScreen(t *testing.T) {
 		if tt.sandbox == fallbackView {
 			info = facts.SandboxInfo{Sandbox: facts.SandboxFallback, Emulated: []string{facts.EmulatedFiles}}
 		}
-		got := screen(analysis.ParseCell(tt.code), tt.code, tt.mode, tt.longRunOK, info)
+		got := screen(analysis.ParseCell(tt.code), tt.code, tt.mode, tt.longRunOK, info, facts.TensorsReal)
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 			t.Errorf("screen(%q, %s, sandbox %q) = %q, want %q", tt.code, tt.mode, tt.sandbox, got, tt.want)
 		}

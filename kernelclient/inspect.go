@@ -157,8 +157,12 @@ func (c *Client) Shadow(ctx context.Context, code string, opts ShadowOptions) (*
 	if timeout <= 0 {
 		timeout = 3 * time.Second
 	}
-	call := fmt.Sprintf("shadow(%s, %s, %s, %d, %s, %s, %d)", pyStr(code), strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64), pyBool(opts.Trace), opts.MaxMemory,
-		pyStr(sandboxSetting(opts.Sandbox)), strconv.FormatFloat(opts.FullTimeout.Seconds(), 'f', -1, 64), opts.DevRunCap)
+	tensors := opts.Tensors
+	if tensors != facts.TensorsMeta && tensors != facts.TensorsReal {
+		tensors = facts.TensorsAuto
+	}
+	call := fmt.Sprintf("shadow(%s, %s, %s, %d, %s, %s, %d, %s)", pyStr(code), strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64), pyBool(opts.Trace), opts.MaxMemory,
+		pyStr(sandboxSetting(opts.Sandbox)), strconv.FormatFloat(opts.FullTimeout.Seconds(), 'f', -1, 64), opts.DevRunCap, pyStr(tensors))
 	return c.shadowCall(ctx, "shadow", call)
 }
 

@@ -129,6 +129,9 @@ type ShadowOptions struct {
 	// FullTimeout is the full child's time limit when DevRunCap > 0 (at least Timeout): it
 	// goes on in the background after the capped child answered.
 	FullTimeout time.Duration
+	// Tensors is facts.TensorsAuto ("" too), TensorsMeta or TensorsReal: which tensors the
+	// child makes shape-only (kernelclient/inspector/36_meta.py).
+	Tensors string
 }
 
 // Sandbox settings (ShadowOptions.Sandbox, premortem.shadow.sandbox, --shadow-sandbox).

@@ -125,6 +125,7 @@ func (rt *runtimeLayer) judgeFor(a *attachment, settings Settings, shadowMode st
 		DevRunCap:         settings.Shadow.FastDevRun,
 		ShadowFullTimeout: settings.Shadow.FullTimeout.D(),
 		ShadowSandbox:     settings.Shadow.Sandbox,
+		ShadowTensors:     settings.Shadow.Tensors,
 	}}
 	if a != nil {
 		j.Kernel = a.k

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/kernelclient"
 )
 
@@ -56,6 +57,10 @@ type ShadowSettings struct {
 	// network and processes refused, parallelism sequential), for machines whose namespaces
 	// misbehave.
 	Sandbox string `json:"sandbox"`
+	// Tensors is "auto" (default: meta tensors for a kernel that has initialised CUDA, real
+	// ones otherwise), "meta" (every tensor shape-only) or "real" (a CUDA kernel is then not
+	// shadow-run).
+	Tensors string `json:"tensors"`
 }
 
 // KernelSettings configure how the server finds the notebook's kernel.
@@ -120,6 +125,7 @@ var SettingNames = []string{
 	"premortem.shadow.fastDevRun",
 	"premortem.shadow.fullTimeout",
 	"premortem.shadow.sandbox",
+	"premortem.shadow.tensors",
 	"premortem.kernel.connectionFile",
 	"premortem.kernel.autoAttach",
 	"premortem.debounce",
@@ -177,6 +183,11 @@ func (s *Settings) validate() error {
 	case "", kernelclient.SandboxAuto, kernelclient.SandboxForceFallback:
 	default:
 		return fmt.Errorf("premortem.shadow.sandbox is %q; use auto or fallback", s.Shadow.Sandbox)
+	}
+	switch s.Shadow.Tensors {
+	case "", facts.TensorsAuto, facts.TensorsMeta, facts.TensorsReal:
+	default:
+		return fmt.Errorf("premortem.shadow.tensors is %q; use auto, meta or real", s.Shadow.Tensors)
 	}
 	if s.Debounce < 0 || s.Shadow.Timeout < 0 || s.Shadow.FullTimeout < 0 || s.LLM.Timeout < 0 || s.Shadow.FastDevRun < 0 {
 		return fmt.Errorf("premortem durations and premortem.shadow.fastDevRun must not be negative")

@@ -63,6 +63,8 @@ func TestSettingNamesMatchStruct(t *testing.T) {
 			val = "always"
 		case "premortem.shadow.sandbox":
 			val = "fallback"
+		case "premortem.shadow.tensors":
+			val = "meta"
 		case "premortem.shadow.timeout", "premortem.shadow.fastDevRun", "premortem.shadow.fullTimeout", "premortem.debounce", "premortem.llm.timeout", "premortem.llm.maxPromptTokens", "premortem.llm.samples", "premortem.llm.temperature":
 			val = 7
 		case "premortem.kernel.connectionFile", "premortem.llm.baseURL", "premortem.llm.model", "premortem.llm.apiKeyEnv":

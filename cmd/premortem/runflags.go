@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/kernelclient"
 )
@@ -24,6 +25,7 @@ type runFlags struct {
 	shadowSandbox     string
 	shadowFullTimeout time.Duration
 	fastDevRun        int
+	shadowTensors     string
 }
 
 // register defines the flags on fs; verb says what the command does to a --cell ("judge",
@@ -38,6 +40,7 @@ func (f *runFlags) register(fs *flag.FlagSet, verb, shadowRun string) {
 	fs.DurationVar(&f.shadowTimeout, "shadow-timeout", 30*time.Second, "time limit of "+shadowRun)
 	fs.StringVar(&f.shadowSandbox, "shadow-sandbox", kernelclient.SandboxAuto, "shadow child's sandbox: auto (namespaces where allowed) or fallback (refuse writes, sockets and processes)")
 	fs.DurationVar(&f.shadowFullTimeout, "shadow-full-timeout", judge.DefaultShadowFullTimeout, "time limit of the full shadow run of a cell with loops, which goes on after --shadow-timeout while the fast dev run answers (never less than --shadow-timeout)")
+	fs.StringVar(&f.shadowTensors, "shadow-tensors", facts.TensorsAuto, "tensors in the shadow run: auto (meta, shape-only, where the kernel has initialised CUDA; real otherwise), meta (every tensor shape-only: no values, no arithmetic) or real")
 	fs.IntVar(&f.fastDevRun, "fast-dev-run", judge.DefaultDevRunCap, "iterations each loop keeps in the fast dev run beside the full shadow run (0: no fast dev run)")
 }
 
@@ -46,6 +49,11 @@ func (f *runFlags) register(fs *flag.FlagSet, verb, shadowRun string) {
 func (f *runFlags) apply(opts *judge.CheckOptions, stderr io.Writer) error {
 	if f.shadowSandbox != kernelclient.SandboxAuto && f.shadowSandbox != kernelclient.SandboxForceFallback {
 		return fmt.Errorf("--shadow-sandbox %q: want auto or fallback", f.shadowSandbox)
+	}
+	switch f.shadowTensors {
+	case facts.TensorsAuto, facts.TensorsMeta, facts.TensorsReal:
+	default:
+		return fmt.Errorf("--shadow-tensors %q: want auto, meta or real", f.shadowTensors)
 	}
 	if f.fastDevRun < 0 {
 		return fmt.Errorf("--fast-dev-run %d: want 0 (off) or the iterations each loop keeps", f.fastDevRun)
@@ -59,6 +67,7 @@ func (f *runFlags) apply(opts *judge.CheckOptions, stderr io.Writer) error {
 	opts.ShadowSandbox = f.shadowSandbox
 	opts.ShadowFullTimeout = f.shadowFullTimeout
 	opts.DevRunCap = f.fastDevRun
+	opts.ShadowTensors = f.shadowTensors
 	// A batch run may shadow-run training loops: the shadow timeout bounds them.
 	opts.ShadowLongRuns = true
 	if !f.quiet {

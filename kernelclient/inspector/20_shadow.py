@@ -79,16 +79,12 @@ def _statm():
         return None, None
 
 
-def _skip_reason():
+def _skip_reason(tensors="auto"):
     if not hasattr(os, "fork") or os.name == "nt":
         return "shadow runs need fork(), not available on Windows"
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        try:
-            if torch.cuda.is_initialized():
-                return "the kernel uses CUDA, which does not survive fork: not shadow-run"
-        except BaseException:
-            pass
+    reason = _meta_pick(tensors)  # 36_meta.py: CUDA tensors become meta ones, unless real is asked
+    if reason:
+        return reason
     _, rss = _statm()
     avail = _meminfo_available()
     if rss is not None and avail is not None and rss > avail:
@@ -242,7 +238,7 @@ def _line_map_linear(a, b):
     return ops
 
 
-def shadow(code, timeout_s=3.0, trace=False, max_memory=0, sandbox="auto", full_timeout_s=0, devrun_cap=0):
+def shadow(code, timeout_s=3.0, trace=False, max_memory=0, sandbox="auto", full_timeout_s=0, devrun_cap=0, tensors="auto"):
     """Fork the kernel and run code in the child; returns at once (facts.ShadowResult JSON).
 
     sandbox: "auto" (namespaces where allowed) or "fallback" (see 31_sandbox).
@@ -261,7 +257,7 @@ def shadow(code, timeout_s=3.0, trace=False, max_memory=0, sandbox="auto", full_
         count = 0
     try:
         res = _start(token, str(code), float(timeout_s or 3.0), bool(trace), int(max_memory or 0), sh, count, t0,
-                     str(sandbox or "auto"), float(full_timeout_s or 0), int(devrun_cap or 0))
+                     str(sandbox or "auto"), float(full_timeout_s or 0), int(devrun_cap or 0), str(tensors or "auto"))
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:
@@ -274,8 +270,9 @@ def shadow(code, timeout_s=3.0, trace=False, max_memory=0, sandbox="auto", full_
     return _JSON(res)
 
 
-def _start(token, code, timeout, trace, max_memory, sh, count, t0, sandbox="auto", full_timeout=0.0, devrun_cap=0):
-    reason = _skip_reason()
+def _start(token, code, timeout, trace, max_memory, sh, count, t0, sandbox="auto", full_timeout=0.0, devrun_cap=0,
+           tensors="auto"):
+    reason = _skip_reason(tensors)
     if reason:
         return _final(token, "skipped", reason)
     _kill_running("cancelled: a newer shadow run started")

@@ -76,6 +76,12 @@ func TestPythonFallback(t *testing.T) {
 	runPythonTests(t, "test_fallback.py")
 }
 
+// TestPythonMeta runs test_meta.py: the meta shadow run (36_meta.py) finds shape, stride,
+// dtype and device errors on shape-only tensors, marks placeholders and makes no CUDA call.
+func TestPythonMeta(t *testing.T) {
+	runPythonTests(t, "test_meta.py")
+}
+
 // runPythonTests runs one of this folder's unittest files with Debian's Python; it skips
 // in -short mode and when that Python lacks IPython.
 func runPythonTests(t *testing.T, file string) {
