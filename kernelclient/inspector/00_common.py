@@ -104,14 +104,16 @@ import linecache as _linecache
 
 _MISSING = object()
 
-# Roots of modules whose descriptors and __getattr__ we trust to be cheap and side-effect free
-# (user-defined properties are never evaluated).
+# Roots of modules whose code inspection may run to read a value: the known containers
+# (numpy, pandas, torch, the builtins) and the standard library's plain types. Their
+# properties, descriptors and C-level sizes are cheap and side-effect free; nothing of any
+# other library (statsmodels, scikit-learn, ...) or of the user runs, except scikit-learn's
+# own code on an estimator made only of scikit-learn parts (_sklearn_only).
 _TRUSTED_ROOTS = frozenset(
     [
-        "builtins", "pandas", "numpy", "torch", "sklearn", "scipy", "tensorflow", "keras",
-        "PIL", "matplotlib", "polars", "xgboost", "lightgbm", "statsmodels", "seaborn", "jax",
-        "collections", "functools", "typing", "abc", "enum", "datetime", "pathlib", "re",
-        "io", "os", "posixpath", "numbers", "decimal", "fractions", "types", "torchvision",
+        "builtins", "pandas", "numpy", "torch", "collections", "functools", "typing", "abc",
+        "enum", "datetime", "pathlib", "re", "io", "os", "posixpath", "numbers", "decimal",
+        "fractions", "types",
     ]
 )
 
@@ -227,7 +229,7 @@ def _trusted(obj):
 def _lookup(tp, name):
     """name in the class dicts along tp's MRO (not the metaclass), or None."""
     try:
-        for k in tp.__mro__:
+        for k in type.__getattribute__(tp, "__mro__"):
             d = type.__getattribute__(k, "__dict__")
             if name in d:
                 return d[name]
@@ -237,12 +239,40 @@ def _lookup(tp, name):
 
 
 def _idict(obj):
-    """The instance __dict__ of obj, or {} (no user code runs)."""
+    """The instance __dict__ of obj, or {} (no user code runs: a class that defines its own
+    __dict__ attribute, a property say, is not asked)."""
     try:
+        slot = None
+        for k in type.__getattribute__(type(obj), "__mro__"):
+            kd = type.__getattribute__(k, "__dict__")
+            if "__dict__" in kd:
+                slot = kd["__dict__"]
+                break
+        if type(slot) not in (types.GetSetDescriptorType, types.MemberDescriptorType):
+            return {}
         d = object.__getattribute__(obj, "__dict__")
     except BaseException:
         return {}
     return d if type(d) is dict else {}
+
+
+def _isa(obj, cls):
+    """isinstance(obj, cls) by the object's real type: isinstance would read obj.__class__,
+    which runs a class's own __getattribute__ or a __class__ property."""
+    try:
+        return issubclass(type(obj), cls)
+    except BaseException:
+        return False
+
+
+def _static_get(obj, name, default=None):
+    """obj.name when it is a module's or a class's plain entry (nothing loaded, nothing run)."""
+    if _isa(obj, types.ModuleType):
+        return _idict(obj).get(name, default)
+    v = getattr_static_safe(obj, name, default)
+    if v is default or _lookup(type(v), "__get__") is None or isinstance(v, type):
+        return v
+    return default
 
 
 def getattr_static_safe(obj, name, default=None):
@@ -275,7 +305,7 @@ def _jsafe_or(v, default=_MISSING):
     if t is float:
         return v if math.isfinite(v) else default
     np = _np()
-    if np is not None and isinstance(v, np.generic):
+    if np is not None and _isa(v, np.generic):
         if isinstance(v, np.bool_):
             return bool(v)
         if isinstance(v, np.integer):
@@ -309,7 +339,7 @@ def _builtin_repr(v):
     """repr only for builtin scalars and numpy scalars (never user code)."""
     t = type(v)
     np = _np()
-    if v is None or t in (bool, int, float, complex, str, bytes) or (np is not None and isinstance(v, np.generic)):
+    if v is None or t in (bool, int, float, complex, str, bytes) or (np is not None and _isa(v, np.generic)):
         try:
             r = repr(v)
         except BaseException:
