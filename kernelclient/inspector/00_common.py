@@ -17,13 +17,16 @@ the text/plain of the user expression is the JSON of a Go facts type:
 
 ``inspect(names, budget_ms=50, values=True, namespace=False)`` -> facts.Inspection
     Facts for names and dotted attribute chains ("df", "df.Age", "model.predict"), resolved
-    in get_ipython().user_ns then builtins. Attributes are looked up statically
-    (inspect.getattr_static); only descriptors and __getattr__ of trusted libraries
-    (pandas, numpy, torch, sklearn, ...) are evaluated. A user property, a user __getattr__ or
-    a costly pandas attribute (df.values, df.T) gives exists=true with an "error" saying it was
-    not evaluated (so exists=true there means "may exist"). repr() is called only on builtin
-    and numpy scalars; len() only on builtin containers and torch datasets/loaders (bounded by
-    a SIGALRM deadline, as is dataset[0], whose RNG draws are undone).
+    in get_ipython().user_ns then builtins. Attributes are decided from the type
+    (inspect.getattr_static, __slots__, torch modules' and pandas frames' registries); only
+    descriptors and properties of the known containers (numpy, pandas, torch, stdlib; and
+    scikit-learn's on an estimator made only of scikit-learn parts) are evaluated. A class's
+    own __getattr__/__getattribute__, a lazy module's unloaded attribute, a user property or a
+    costly pandas attribute (df.values, df.T) gives exists=true with an "error" ("cannot
+    tell" / "not evaluated"; so exists=true there means "may exist"), and "dynamic": true on
+    the object. repr() is called only on builtin and numpy scalars; len() only on builtin
+    containers; no Dataset's __len__ or __getitem__ runs (a TensorDataset is read from its
+    tensors, a DataLoader's length from its dataset's and batch size).
     Big data is sampled deterministically (10 contiguous row chunks, 10,000 rows in all, or
     strided element sampling for arrays over 2M elements): ``sampled: true``.
     values=False withholds: min, max, has_nan, has_inf, n_unique, sample, repr (except PIL
