@@ -57,6 +57,10 @@ type Value struct {
 	// complete (plain classes, modules); AttributesComplete tells if it is all of them.
 	Attributes         []string `json:"attributes,omitempty"`
 	AttributesComplete bool     `json:"attributes_complete,omitempty"`
+	// Dynamic is true when the object's type provides attributes at run time (its own or a
+	// library base class's __getattr__/__getattribute__, a lazy module): an attribute absent
+	// from every static lookup may still exist, so absence proves nothing ("cannot tell").
+	Dynamic bool `json:"dynamic,omitempty"`
 	// Callable is true when the value can be called.
 	Callable *bool `json:"callable,omitempty"`
 
@@ -163,7 +167,10 @@ type Estimator struct {
 	Class  string         `json:"class"`
 	Params map[string]any `json:"params,omitempty"`
 	// Fitted is whether sklearn's check_is_fitted would pass.
-	Fitted         bool     `json:"fitted"`
+	Fitted bool `json:"fitted"`
+	// FittedUnknown is true when the estimator's own __sklearn_is_fitted__ would decide
+	// (inspection does not run it): Fitted is then true and proves nothing.
+	FittedUnknown  bool     `json:"fitted_unknown,omitempty"`
 	NFeaturesIn    *int     `json:"n_features_in,omitempty"`
 	FeatureNamesIn []string `json:"feature_names_in,omitempty"`
 	Classes        []any    `json:"classes,omitempty"`

@@ -139,10 +139,14 @@ func checkMissingAttr(c *checker, e *analysis.Expr, base *val, inspected bool) b
 		return false
 	}
 	typeName := kindLabel(base)
+	if base.Dynamic {
+		return false // the type provides attributes at run time: cannot tell
+	}
 	missing := inspected
 	if !missing {
 		switch {
-		case base.AttributesComplete && len(base.Attributes) > 0:
+		case base.AttributesComplete && len(base.Attributes) > 0 && !strings.HasPrefix(e.Name, "_"):
+			// the listed names leave out _private ones
 			missing = !contains(base.Attributes, e.Name)
 		case knownAttrs[attrTable(base)] != nil:
 			table := attrTable(base)

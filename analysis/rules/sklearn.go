@@ -176,7 +176,7 @@ func estimatorMethod(c *checker, k *callInfo, est *val) (*val, bool) {
 	X, xExpr := k.arg(0, "X"), k.argExpr(0, "X")
 	switch k.method {
 	case "predict", "predict_proba", "predict_log_proba", "decision_function", "transform", "score", "inverse_transform", "kneighbors":
-		if !e.Fitted {
+		if !e.Fitted && !e.FittedUnknown {
 			reportNotFitted(c, k, est)
 			return nil, true
 		}

@@ -44,7 +44,7 @@ func sklearnAttrRule(c *checker, e *analysis.Expr, base *val) {
 			0.95, []string{describe(base), "methods: " + strings.Join(est.Methods, ", ")}, fixes)
 		return
 	}
-	if !est.Fitted && strings.HasSuffix(e.Name, "_") && !strings.HasPrefix(e.Name, "_") && est.Class != "Pipeline" {
+	if !est.Fitted && !est.FittedUnknown && strings.HasSuffix(e.Name, "_") && !strings.HasPrefix(e.Name, "_") && est.Class != "Pipeline" {
 		c.report(e.NameRange, analysis.SeverityError, finding.NotFitted, "AttributeError",
 			fmt.Sprintf("%s is not fitted, so it has no %s yet ('%s' object has no attribute '%s')", base.name, e.Name, est.Class, e.Name),
 			0.93, []string{describe(base)}, nil)

@@ -17,13 +17,16 @@ the text/plain of the user expression is the JSON of a Go facts type:
 
 ``inspect(names, budget_ms=50, values=True, namespace=False)`` -> facts.Inspection
     Facts for names and dotted attribute chains ("df", "df.Age", "model.predict"), resolved
-    in get_ipython().user_ns then builtins. Attributes are looked up statically
-    (inspect.getattr_static); only descriptors and __getattr__ of trusted libraries
-    (pandas, numpy, torch, sklearn, ...) are evaluated. A user property, a user __getattr__ or
-    a costly pandas attribute (df.values, df.T) gives exists=true with an "error" saying it was
-    not evaluated (so exists=true there means "may exist"). repr() is called only on builtin
-    and numpy scalars; len() only on builtin containers and torch datasets/loaders (bounded by
-    a SIGALRM deadline, as is dataset[0], whose RNG draws are undone).
+    in get_ipython().user_ns then builtins. Attributes are decided from the type
+    (inspect.getattr_static, __slots__, torch modules' and pandas frames' registries); only
+    descriptors and properties of the known containers (numpy, pandas, torch, stdlib; and
+    scikit-learn's on an estimator made only of scikit-learn parts) are evaluated. A class's
+    own __getattr__/__getattribute__, a lazy module's unloaded attribute, a user property or a
+    costly pandas attribute (df.values, df.T) gives exists=true with an "error" ("cannot
+    tell" / "not evaluated"; so exists=true there means "may exist"), and "dynamic": true on
+    the object. repr() is called only on builtin and numpy scalars; len() only on builtin
+    containers; no Dataset's __len__ or __getitem__ runs (a TensorDataset is read from its
+    tensors, a DataLoader's length from its dataset's and batch size).
     Big data is sampled deterministically (10 contiguous row chunks, 10,000 rows in all, or
     strided element sampling for arrays over 2M elements): ``sampled: true``.
     values=False withholds: min, max, has_nan, has_inf, n_unique, sample, repr (except PIL
@@ -105,14 +108,16 @@ import linecache as _linecache
 
 _MISSING = object()
 
-# Roots of modules whose descriptors and __getattr__ we trust to be cheap and side-effect free
-# (user-defined properties are never evaluated).
+# Roots of modules whose code inspection may run to read a value: the known containers
+# (numpy, pandas, torch, the builtins) and the standard library's plain types. Their
+# properties, descriptors and C-level sizes are cheap and side-effect free; nothing of any
+# other library (statsmodels, scikit-learn, ...) or of the user runs, except scikit-learn's
+# own code on an estimator made only of scikit-learn parts (_sklearn_only).
 _TRUSTED_ROOTS = frozenset(
     [
-        "builtins", "pandas", "numpy", "torch", "sklearn", "scipy", "tensorflow", "keras",
-        "PIL", "matplotlib", "polars", "xgboost", "lightgbm", "statsmodels", "seaborn", "jax",
-        "collections", "functools", "typing", "abc", "enum", "datetime", "pathlib", "re",
-        "io", "os", "posixpath", "numbers", "decimal", "fractions", "types", "torchvision",
+        "builtins", "pandas", "numpy", "torch", "collections", "functools", "typing", "abc",
+        "enum", "datetime", "pathlib", "re", "io", "os", "posixpath", "numbers", "decimal",
+        "fractions", "types",
     ]
 )
 
@@ -228,7 +233,7 @@ def _trusted(obj):
 def _lookup(tp, name):
     """name in the class dicts along tp's MRO (not the metaclass), or None."""
     try:
-        for k in tp.__mro__:
+        for k in type.__getattribute__(tp, "__mro__"):
             d = type.__getattribute__(k, "__dict__")
             if name in d:
                 return d[name]
@@ -238,12 +243,40 @@ def _lookup(tp, name):
 
 
 def _idict(obj):
-    """The instance __dict__ of obj, or {} (no user code runs)."""
+    """The instance __dict__ of obj, or {} (no user code runs: a class that defines its own
+    __dict__ attribute, a property say, is not asked)."""
     try:
+        slot = None
+        for k in type.__getattribute__(type(obj), "__mro__"):
+            kd = type.__getattribute__(k, "__dict__")
+            if "__dict__" in kd:
+                slot = kd["__dict__"]
+                break
+        if type(slot) not in (types.GetSetDescriptorType, types.MemberDescriptorType):
+            return {}
         d = object.__getattribute__(obj, "__dict__")
     except BaseException:
         return {}
     return d if type(d) is dict else {}
+
+
+def _isa(obj, cls):
+    """isinstance(obj, cls) by the object's real type: isinstance would read obj.__class__,
+    which runs a class's own __getattribute__ or a __class__ property."""
+    try:
+        return issubclass(type(obj), cls)
+    except BaseException:
+        return False
+
+
+def _static_get(obj, name, default=None):
+    """obj.name when it is a module's or a class's plain entry (nothing loaded, nothing run)."""
+    if _isa(obj, types.ModuleType):
+        return _idict(obj).get(name, default)
+    v = getattr_static_safe(obj, name, default)
+    if v is default or _lookup(type(v), "__get__") is None or isinstance(v, type):
+        return v
+    return default
 
 
 def getattr_static_safe(obj, name, default=None):
@@ -276,7 +309,7 @@ def _jsafe_or(v, default=_MISSING):
     if t is float:
         return v if math.isfinite(v) else default
     np = _np()
-    if np is not None and isinstance(v, np.generic):
+    if np is not None and _isa(v, np.generic):
         if isinstance(v, np.bool_):
             return bool(v)
         if isinstance(v, np.integer):
@@ -310,7 +343,7 @@ def _builtin_repr(v):
     """repr only for builtin scalars and numpy scalars (never user code)."""
     t = type(v)
     np = _np()
-    if v is None or t in (bool, int, float, complex, str, bytes) or (np is not None and isinstance(v, np.generic)):
+    if v is None or t in (bool, int, float, complex, str, bytes) or (np is not None and _isa(v, np.generic)):
         try:
             r = repr(v)
         except BaseException:

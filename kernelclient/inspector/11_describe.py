@@ -18,29 +18,31 @@ class _Ctx(object):
 
 
 def _is(obj, modname, attr_path):
-    """isinstance(obj, sys.modules[modname].<attr_path>) without importing anything."""
-    mod = sys.modules.get(modname)
-    if mod is None:
+    """Whether obj's type is sys.modules[modname].<attr_path> or a subclass, without
+    importing or loading anything and without reading obj.__class__."""
+    cls = sys.modules.get(modname)
+    if cls is None:
         return False
-    cls = mod
     for a in attr_path.split("."):
-        cls = getattr(cls, a, None)
+        cls = _static_get(cls, a, None)
         if cls is None:
             return False
-    try:
-        return isinstance(obj, cls)
-    except BaseException:
-        return False
+    return isinstance(cls, type) and _isa(obj, cls)
 
 
 def _mro_has(obj, root, names):
     try:
-        for c in type(obj).__mro__:
+        for c in type.__getattribute__(type(obj), "__mro__"):
             if c.__name__ in names and _root(c.__module__) == root:
                 return True
     except BaseException:
         pass
     return False
+
+
+def _lib_type(obj):
+    """obj's type is defined by a known container library (not a user subclass of one)."""
+    return _root(_modof(type(obj))) in _TRUSTED_ROOTS
 
 
 def _describe(obj, ctx):
@@ -71,10 +73,13 @@ def _describe(obj, ctx):
             v["repr"] = _builtin_repr(obj)
         return v
     np = _np()
+    lib = _lib_type(obj)
     if np is not None:
-        if isinstance(obj, np.ndarray):
+        if _isa(obj, np.ndarray):
+            if not lib:
+                return _describe_array_type(obj, v)
             return _describe_ndarray(obj, ctx, v)
-        if isinstance(obj, np.generic):
+        if _isa(obj, np.generic) and lib:
             v["kind"] = "numpy_scalar"
             v["dtype"] = str(obj.dtype)
             v["shape"] = []
@@ -88,21 +93,21 @@ def _describe(obj, ctx):
                     v["has_nan"] = bool(np.isnan(obj))
                     v["has_inf"] = bool(np.isinf(obj))
             return v
-    if "pandas" in sys.modules:
+    if "pandas" in sys.modules and lib:
         pd = sys.modules["pandas"]
-        if isinstance(obj, pd.DataFrame):
+        if _isa(obj, pd.DataFrame):
             return _describe_frame(obj, ctx, v)
-        if isinstance(obj, pd.Series):
+        if _isa(obj, pd.Series):
             return _describe_series(obj, ctx, v)
-        if isinstance(obj, pd.Index):
+        if _isa(obj, pd.Index):
             return _describe_index_value(obj, ctx, v)
         if _is(obj, "pandas.core.groupby.groupby", "BaseGroupBy"):
             return _describe_groupby(obj, ctx, v)
     if "torch" in sys.modules:
         torch = sys.modules["torch"]
-        if isinstance(obj, torch.Tensor):
+        if _isa(obj, torch.Tensor) and lib:
             return _describe_tensor(obj, ctx, v)
-        if isinstance(obj, torch.nn.Module):
+        if _is(obj, "torch.nn", "Module"):
             return _describe_module(obj, ctx, v)
         if _is(obj, "torch.utils.data", "DataLoader"):
             return _describe_loader(obj, ctx, v)
@@ -113,16 +118,12 @@ def _describe(obj, ctx):
         v["estimator"] = _estimator(obj, ctx, 0)
         v["callable"] = False
         return v
-    if "scipy.sparse" in sys.modules:
-        sp = sys.modules["scipy.sparse"]
-        try:
-            if sp.issparse(obj):
-                return _describe_sparse(obj, ctx, v)
-        except BaseException:
-            pass
-    if "PIL.Image" in sys.modules and _is(obj, "PIL.Image", "Image"):
+    if "scipy.sparse" in sys.modules and _root(_modof(type(obj))) == "scipy":
+        if _is(obj, "scipy.sparse", "spmatrix") or _is(obj, "scipy.sparse", "sparray"):
+            return _describe_sparse(obj, ctx, v)
+    if "PIL.Image" in sys.modules and _root(_modof(type(obj))) == "PIL" and _is(obj, "PIL.Image", "Image"):
         return _describe_image(obj, ctx, v)
-    if "tensorflow" in sys.modules or "keras" in sys.modules:
+    if ("tensorflow" in sys.modules or "keras" in sys.modules) and _root(_modof(type(obj))) in ("tensorflow", "keras"):
         if _mro_has(obj, "tensorflow", ("Tensor", "EagerTensor", "Variable", "ResourceVariable")):
             return _describe_tf_tensor(obj, ctx, v)
         if _mro_has(obj, "keras", ("Model", "Functional", "Sequential", "Layer")) or _mro_has(
@@ -133,35 +134,38 @@ def _describe(obj, ctx):
         return _describe_seq(obj, ctx, v)
     if t is dict:
         return _describe_dict(obj, ctx, v)
-    if isinstance(obj, types.ModuleType):
+    if _isa(obj, types.ModuleType):
         v["kind"] = "module"
         d = _idict(obj)
         names = sorted(k for k in d if isinstance(k, str) and not k.startswith("_"))
         v["attributes"] = names[:2000]
-        v["attributes_complete"] = len(names) <= 2000 and "__getattr__" not in d
+        v["attributes_complete"] = len(names) <= 2000 and "__getattr__" not in d and t is types.ModuleType
+        if not v["attributes_complete"]:
+            v["dynamic"] = "__getattr__" in d or t is not types.ModuleType
         return v
-    if isinstance(obj, type):
+    if _isa(obj, type):
         v["kind"] = "class"
         v["callable"] = True
-        sig = _signature(obj)
+        sig = _signature(obj) if _lookup(t, "__signature__") is None else None
         if sig:
             v["signature"] = sig
         names = set()
         try:
-            for c in obj.__mro__:
+            for c in type.__getattribute__(obj, "__mro__"):
                 if c is object:
                     continue
-                names.update(k for k in vars(c) if isinstance(k, str) and not k.startswith("_"))
+                names.update(k for k in type.__getattribute__(c, "__dict__") if isinstance(k, str) and not k.startswith("_"))
         except BaseException:
             pass
+        names.add("mro")  # type's own public method
         names = sorted(names)
         v["attributes"] = names[:500]
-        v["attributes_complete"] = len(names) <= 500 and type(obj) is type
+        v["attributes_complete"] = len(names) <= 500 and t is type
         return v
-    if callable(obj) and isinstance(
+    if callable(obj) and _isa(
         obj, (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.BuiltinMethodType,
               types.MethodWrapperType, types.MethodDescriptorType, types.WrapperDescriptorType)
-    ) or _is(obj, "functools", "partial"):
+    ) or (_is(obj, "functools", "partial") and type(obj).__module__ == "functools"):
         v["kind"] = "callable"
         v["callable"] = True
         sig = _signature(obj)
@@ -174,12 +178,31 @@ def _describe(obj, ctx):
     call = _lookup(t, "__call__")
     v["callable"] = call is not None
     if v["callable"]:
-        if isinstance(call, types.FunctionType):
+        if type(call) is types.FunctionType:
             try:
                 v["signature"] = str(_pyinspect.signature(call))
             except BaseException:
                 pass
     _attributes(obj, v)
+    return v
+
+
+def _describe_array_type(a, v):
+    """A user subclass of ndarray: what ndarray's own C getters say (the subclass's
+    properties, __array_finalize__ and methods never run)."""
+    np = _np()
+    v["kind"] = "ndarray"
+    try:
+        base = np.ndarray
+        shape = type.__getattribute__(base, "__dict__")["shape"].__get__(a, base)
+        v["shape"] = [int(x) for x in shape]
+        v["ndim"] = len(shape)
+        v["dtype"] = str(type.__getattribute__(base, "__dict__")["dtype"].__get__(a, base))
+        if shape:
+            v["len"] = int(shape[0])
+    except BaseException as e:
+        v["error"] = "array facts: %s" % _err(e)
+    v["error"] = v.get("error") or "value facts not computed for a subclass of numpy.ndarray"
     return v
 
 
@@ -191,24 +214,28 @@ def _signature(obj):
 
 
 def _attributes(obj, v):
+    """The attribute names statically there: the instance __dict__ and the class dicts along
+    the MRO. Complete only when the type decides nothing at run time (no own __getattr__ or
+    __getattribute__); "dynamic" says when it does, so that absence proves nothing."""
     names = set()
     inst = _idict(obj)
     complete = True
-    if isinstance(inst, dict):
-        names.update(k for k in inst if isinstance(k, str) and not k.startswith("_"))
+    names.update(k for k in inst if isinstance(k, str) and not k.startswith("_"))
+    tp = type(obj)
     try:
-        for c in type(obj).__mro__:
+        for c in type.__getattribute__(tp, "__mro__"):
             if c is object:
                 continue
-            names.update(k for k in vars(c) if isinstance(k, str) and not k.startswith("_"))
+            names.update(k for k in type.__getattribute__(c, "__dict__") if isinstance(k, str) and not k.startswith("_"))
     except BaseException:
         complete = False
-    tp = type(obj)
-    if _lookup(tp, "__getattr__") is not None:
-        complete = False
+    dynamic = _lookup(tp, "__getattr__") is not None
     ga = _lookup(tp, "__getattribute__")
-    if ga is not None and ga is not object.__getattribute__:
+    if ga is not None and not any(ga is g for g in _PLAIN_GETATTRIBUTE):
+        dynamic = True
+    if dynamic:
         complete = False
+        v["dynamic"] = True
     names = sorted(names)
     if names:
         v["attributes"] = names[:500]
@@ -554,7 +581,11 @@ def _object_column(s, ctx):
         c["non_numeric_sample"] = non_num
     if ctx.values:
         try:
-            c["n_unique"] = int(s.nunique())
+            # Hashing runs __hash__/__eq__ of the elements: only for builtin scalars
+            # (infer_dtype reads the element types in C).
+            kinds = sys.modules["pandas"].api.types.infer_dtype(s, skipna=True)
+            if kinds in ("string", "bytes", "integer", "floating", "mixed-integer-float", "boolean", "empty"):
+                c["n_unique"] = int(s.nunique())
         except BaseException:
             pass
     return c

@@ -210,24 +210,51 @@ def _layer(name, m):
     return l
 
 
+def _named_modules(m, limit):
+    """(name, module) of m and its submodules in registration order, as named_modules()
+    lists them, read from the _modules registries (a subclass's overrides never run)."""
+    out, seen, stack = [], set(), [("", m)]
+    while stack and len(out) < limit:
+        name, cur = stack.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        out.append((name, cur))
+        subs = _idict(cur).get("_modules")
+        if not _isa(subs, dict):
+            continue
+        kids = [(k, x) for k, x in list(dict.items(subs)) if x is not None]
+        for k, x in reversed(kids):
+            stack.append(((name + "." + k) if name else str(k), x))
+    return out, bool(stack)
+
+
 def _describe_module(m, ctx, v):
     torch = sys.modules["torch"]
-    Module = torch.nn.Module
     v["kind"] = "nn_module"
     v["callable"] = True
     mod = {"class": _short(type(m)), "parameters": 0}
+    mods, cut = _named_modules(m, 20000)
     try:
-        total = 0
-        first = None
-        for p in Module.parameters(m):
-            total += int(p.numel())
-            if first is None:
-                first = p
+        total, first, seen = 0, None, set()
+        for _, sub in mods:
+            ps = _idict(sub).get("_parameters")
+            if not _isa(ps, dict):
+                continue
+            for p in list(dict.values(ps)):
+                if p is None or id(p) in seen or not _isa(p, torch.Tensor):
+                    continue
+                seen.add(id(p))
+                total += int(torch.Tensor.numel(p))
+                if first is None:
+                    first = p
         mod["parameters"] = total
         if first is not None:
             mod["dtype"] = str(first.dtype)
             v["device"] = str(first.device)
             v["dtype"] = str(first.dtype)
+        if cut:
+            v["error"] = "parameters: only the first %d modules are counted" % len(mods)
     except BaseException as e:
         v["error"] = "parameters: %s" % _err(e)
     tr = _idict(m).get("training")
@@ -237,7 +264,7 @@ def _describe_module(m, ctx, v):
     truncated = False
     last = None
     try:
-        for name, sub in Module.named_modules(m):
+        for name, sub in mods:
             subs = _idict(sub).get("_modules") or {}
             if subs and any(x is not None for x in subs.values()):
                 continue
@@ -294,34 +321,52 @@ def _sample_facts(sample):
     return shapes, dtypes, tps
 
 
-def _safe_len(obj, ctx):
-    try:
-        with _Deadline(_user_time(ctx)), _redirected():
-            n = len(obj)
-        return int(n), None
-    except BaseException as e:
-        if isinstance(e, (KeyboardInterrupt, SystemExit)):
-            raise
-        return None, "len(): %s" % _err(e)
+def _tensor_dataset(ds):
+    """The tensors of a torch TensorDataset (exactly that class), else None: its length and
+    first sample are read from them, so no __len__ or __getitem__ runs."""
+    torch = sys.modules.get("torch")
+    tds = _static_get(sys.modules.get("torch.utils.data"), "TensorDataset", None)
+    if torch is None or tds is None or type(ds) is not tds:
+        return None
+    ts = _idict(ds).get("tensors")
+    if type(ts) is not tuple or not ts or not all(type(t) in (torch.Tensor, torch.nn.Parameter) for t in ts):
+        return None
+    return ts
 
 
-def _first_sample(ds, loader, ctx):
-    """dataset[0]'s element shapes/dtypes, RNG states and output protected."""
-    if _is(ds, "torch.utils.data", "IterableDataset"):
-        return
-    if _lookup(type(ds), "__getitem__") is None or ctx.over():
-        return
-    try:
-        with _RNGGuard(), _Deadline(_user_time(ctx)), _redirected():
-            sample = ds[0]
-        shapes, dtypes, tps = _sample_facts(sample)
-        loader["sample_shapes"] = shapes
-        loader["sample_dtypes"] = dtypes
-        loader["sample_types"] = tps
-    except BaseException as e:
-        if isinstance(e, (KeyboardInterrupt, SystemExit)):
-            raise
-        loader.setdefault("_error", "dataset[0]: %s" % _err(e))
+def _dataset_facts(ds, loader):
+    """Length and first-sample facts of a dataset, when they are static (TensorDataset);
+    any other dataset's __len__ and __getitem__ are the user's code: cannot tell."""
+    ts = _tensor_dataset(ds)
+    if ts is None:
+        return None
+    shapes = [[int(x) for x in t.shape] for t in ts]
+    if not shapes[0]:
+        return None
+    n = shapes[0][0]
+    loader["sample_shapes"] = [s[1:] for s in shapes]
+    loader["sample_dtypes"] = [str(t.dtype) for t in ts]
+    loader["sample_types"] = ["torch.Tensor" for _ in ts]
+    return n
+
+
+def _loader_len(dl, n):
+    """len(dl) from its dataset's length n, when its sampler and batch sampler are torch's
+    plain ones (else None: a custom sampler's __len__ is user code)."""
+    tud = sys.modules.get("torch.utils.data")
+    d = _idict(dl)
+    bs, drop = d.get("batch_size"), d.get("drop_last")
+    sampler, bsampler = d.get("sampler"), d.get("batch_sampler")
+    seq, rnd, bat = (_static_get(tud, k, None) for k in ("SequentialSampler", "RandomSampler", "BatchSampler"))
+    if type(bs) is not int or bs <= 0 or type(drop) is not bool or type(bsampler) is not bat:
+        return None
+    if type(sampler) is seq:
+        pass
+    elif type(sampler) is rnd and _idict(sampler).get("_num_samples") is None:
+        pass
+    else:
+        return None
+    return n // bs if drop else -(-n // bs)
 
 
 def _describe_loader(dl, ctx, v):
@@ -332,18 +377,15 @@ def _describe_loader(dl, ctx, v):
     if type(bs) is int:
         loader["batch_size"] = bs
     ds = d.get("dataset")
-    n, err = _safe_len(dl, ctx)
+    n = _dataset_facts(ds, loader) if ds is not None else None
     if n is not None:
-        loader["len"] = n
-        v["len"] = n
-    if ds is not None:
-        dn, _ = _safe_len(ds, ctx)
-        if dn is not None:
-            loader["dataset_len"] = dn
-        _first_sample(ds, loader, ctx)
-    e = loader.pop("_error", None) or err
-    if e:
-        v["error"] = e
+        loader["dataset_len"] = n
+        ln = _loader_len(dl, n) if _root(_modof(type(dl))) == "torch" else None
+        if ln is not None:
+            loader["len"] = ln
+            v["len"] = ln
+    if n is None:
+        v["error"] = "cannot tell: %s's length and samples are its own code (not run)" % _short(type(ds))
     v["loader"] = loader
     return v
 
@@ -351,15 +393,13 @@ def _describe_loader(dl, ctx, v):
 def _describe_dataset(ds, ctx, v):
     v["kind"] = "dataset"
     loader = {}
-    n, err = _safe_len(ds, ctx)
+    n = _dataset_facts(ds, loader)
     if n is not None:
         loader["len"] = n
         loader["dataset_len"] = n
         v["len"] = n
-    _first_sample(ds, loader, ctx)
-    e = loader.pop("_error", None) or err
-    if e:
-        v["error"] = e
+    else:
+        v["error"] = "cannot tell: %s's length and samples are its own code (not run)" % _short(type(ds))
     v["loader"] = loader
     return v
 
@@ -373,11 +413,29 @@ _EST_METHODS = (
 
 def _estimator(est, ctx, depth):
     e = {"class": _short(type(est)), "fitted": False}
-    if not (sys.modules.get("sklearn.base") and _is(est, "sklearn.base", "BaseEstimator")):
-        e["class"] = "passthrough" if est in (None, "passthrough") else ("drop" if est == "drop" else _short(type(est)))
+    base = sys.modules.get("sklearn.base")
+    BaseEstimator = _static_get(base, "BaseEstimator", None) if base is not None else None
+    if BaseEstimator is None or not _isa(est, BaseEstimator):
+        e["class"] = "passthrough" if est is None or (type(est) is str and est == "passthrough") else (
+            "drop" if type(est) is str and est == "drop" else _short(type(est)))
         return e
-    try:
-        params = est.get_params(deep=False)
+    # Only scikit-learn's own code may run, and only on an estimator made of scikit-learn
+    # parts: a user subclass's properties, get_params or available_if checks never run.
+    own = _sklearn_only(est, 0)
+    d = _idict(est)
+    params = None
+    if own:
+        try:
+            params = est.get_params(deep=False)
+        except BaseException:
+            params = None
+    else:
+        try:
+            names = BaseEstimator.__dict__["_get_param_names"].__func__(type(est))
+            params = {k: d[k] for k in names if k in d}
+        except BaseException:
+            params = None
+    if params:
         safe = {}
         for k, val in params.items():
             j = _jsafe_or(val)
@@ -387,11 +445,8 @@ def _estimator(est, ctx, depth):
                 safe[str(k)] = [_jsafe_or(x) for x in val]
         if safe:
             e["params"] = safe
-    except BaseException:
-        pass
     steps = None
     try:
-        d = _idict(est)
         if type(d.get("steps")) is list:
             steps = d["steps"]
         elif type(d.get("transformers_")) is list:
@@ -405,45 +460,49 @@ def _estimator(est, ctx, depth):
     except BaseException:
         steps = None
     with warnings_off():
-        e["fitted"] = _fitted(est, steps)
-        try:
-            n = getattr(est, "n_features_in_", None)
-            if n is not None and _jsafe_or(n) is not _MISSING:
-                e["n_features_in"] = int(n)
-        except BaseException:
-            pass
-        try:
-            names = getattr(est, "feature_names_in_", None)
-            if names is not None:
-                e["feature_names_in"] = [str(x) for x in list(names)[:1000]]
-        except BaseException:
-            pass
+        fitted = _fitted(est, steps, own)
+        if fitted is None:
+            e["fitted"] = True  # cannot tell: its own __sklearn_is_fitted__ decides
+            e["fitted_unknown"] = True
+        else:
+            e["fitted"] = fitted
+        n = d.get("n_features_in_")
+        if n is not None and type(_jsafe_or(n)) is int:
+            e["n_features_in"] = int(n)
+        np = _np()
+        names = d.get("feature_names_in_")
+        if names is not None and np is not None and type(names) is np.ndarray:
+            e["feature_names_in"] = [str(x) for x in names.tolist()[:1000]]
         if ctx.values:
-            try:
-                cl = getattr(est, "classes_", None)
-                if cl is not None:
-                    lst = list(cl)[:100]
-                    e["classes"] = [_label(x) for x in lst]
-            except BaseException:
-                pass
+            cl = d.get("classes_")
+            if cl is not None and (type(cl) in (list, tuple) or (np is not None and type(cl) is np.ndarray)):
+                lst = list(cl[:100])
+                e["classes"] = [_label(x) for x in lst]
         methods = []
         for m in _EST_METHODS:
-            try:
-                if hasattr(est, m):
-                    methods.append(m)
-            except BaseException:
-                pass
+            static = getattr_static_safe(est, m, _MISSING)
+            if static is _MISSING:
+                continue
+            if own:
+                try:
+                    if hasattr(est, m):
+                        methods.append(m)
+                except BaseException:
+                    pass
+            else:
+                methods.append(m)  # an available_if method may be there: not checked
         e["methods"] = methods
-        try:
-            tags = est._get_tags()
-            if type(tags.get("allow_nan")) is bool:
-                e["allows_nan"] = tags["allow_nan"]
-        except BaseException:
+        if own:
             try:
-                tags = est.__sklearn_tags__()
-                e["allows_nan"] = bool(tags.input_tags.allow_nan)
+                tags = est._get_tags()
+                if type(tags.get("allow_nan")) is bool:
+                    e["allows_nan"] = tags["allow_nan"]
             except BaseException:
-                pass
+                try:
+                    tags = est.__sklearn_tags__()
+                    e["allows_nan"] = bool(tags.input_tags.allow_nan)
+                except BaseException:
+                    pass
     if steps and depth < 3:
         out = []
         for st in steps[:50]:
@@ -456,20 +515,30 @@ def _estimator(est, ctx, depth):
     return e
 
 
-def _fitted(est, steps):
-    val = sys.modules.get("sklearn.utils.validation")
-    if type(est).__name__ == "Pipeline" and steps:
+def _fitted(est, steps, own):
+    """check_is_fitted's answer; None when the estimator's own code would decide."""
+    if type(est).__name__ == "Pipeline" and steps and _root(_modof(type(est))) == "sklearn":
+        parts = [s[1] for s in steps if not (s[1] is None or (type(s[1]) is str and s[1] == "passthrough"))]
+        answers = [_fitted(p, None, _sklearn_only(p, 0)) for p in parts]
+        if any(a is None for a in answers):
+            return None
         last = steps[-1][1]
-        if last is None or last == "passthrough":
-            return all(_fitted(s[1], None) for s in steps[:-1] if s[1] not in (None, "passthrough"))
-        return _fitted(last, None)
-    if val is None or not hasattr(val, "check_is_fitted"):
-        return False
-    try:
-        val.check_is_fitted(est)
-        return True
-    except BaseException:
-        return False
+        if last is None or (type(last) is str and last == "passthrough"):
+            return all(answers)
+        return answers[-1] if answers else False
+    if own:
+        val = sys.modules.get("sklearn.utils.validation")
+        check = _static_get(val, "check_is_fitted", None) if val is not None else None
+        if check is None:
+            return False
+        try:
+            check(est)
+            return True
+        except BaseException:
+            return False
+    if _lookup(type(est), "__sklearn_is_fitted__") is not None:
+        return None
+    return any(type(k) is str and k.endswith("_") and not k.startswith("__") for k in _idict(est))
 
 
 def _describe_sparse(m, ctx, v):

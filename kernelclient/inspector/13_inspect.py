@@ -21,9 +21,9 @@ def _imported(ns):
     roots = set()
     for val in list(ns.values()):
         try:
-            if isinstance(val, types.ModuleType):
-                roots.add(_root(val.__name__))
-            elif isinstance(val, (types.FunctionType, type, types.BuiltinFunctionType)):
+            if _isa(val, types.ModuleType):
+                roots.add(_root(_idict(val).get("__name__")))
+            elif type(val) in (types.FunctionType, types.BuiltinFunctionType) or _isa(val, type):
                 mod = _modof(val)
                 if isinstance(mod, str) and mod != "__main__":
                     roots.add(_root(mod))
