@@ -7,9 +7,9 @@ set -euo pipefail
 PY=/usr/bin/python3
 PKGS=(python3-ipykernel python3-jupyter-client python3-numpy python3-pandas python3-sklearn
       python3-torch python3-matplotlib python3-seaborn python3-statsmodels python3-scipy
-      python3-psutil jupyter-notebook)
+      python3-psutil python3-xgboost jupyter-notebook)
 
-probe='import ipykernel, jupyter_client, numpy, pandas, sklearn, torch, matplotlib, seaborn, statsmodels, scipy, notebook'
+probe='import ipykernel, jupyter_client, numpy, pandas, sklearn, torch, matplotlib, seaborn, statsmodels, scipy, xgboost, notebook'
 if [ -x "$PY" ] && "$PY" -c "$probe" >/dev/null 2>&1; then
   echo "install-deps: Python packages present for $PY"
 else
