@@ -7,11 +7,28 @@
 # the crash, the names the crash line reads and the names read by the cell's statements that
 # bind those (X_train's split reads X, X's drop reads df), with the inspector's own
 # _describe: the same sampling and bounds, nothing of the user's code beyond what describe
-# runs for an inspection. At most _CF_NAMES names, _CF_BUDGET_MS of time and _CF_BYTES of
+# runs for an inspection. At most _CF_NAMES names, _CF_BUDGET_MS of the child's CPU time and _CF_BYTES of
 # JSON. The child is about to exit, so nothing here can change the user's kernel.
 
 _CF_NAMES = 8
 _CF_BUDGET_MS = 50.0
+
+
+class _CpuCtx(_Ctx):
+    """A describe context whose budget is the child's CPU time, not the wall clock: the
+    budget bounds the work done after a crash, and on a loaded machine the wall clock ran out
+    after the first name (the crash facts then depended on the machine's load). The child is
+    single-threaded and its whole run has a wall-time limit of its own."""
+
+    __slots__ = ()
+
+    def over(self):
+        if time.thread_time() > self.deadline:
+            self.exceeded = True
+            return True
+        return False
+
+
 _CF_BYTES = 64 * 1024
 _CF_IDENT = None
 _CF_SKIP = frozenset(
@@ -91,7 +108,7 @@ def _crash_facts(tb, code, lmap):
         names.append(n)
         if n in binders:
             queue.extend(x for x in _cf_names(binders[n]) if x not in names)
-    ctx = _Ctx(True, time.perf_counter() + _CF_BUDGET_MS / 1000.0)
+    ctx = _CpuCtx(True, time.thread_time() + _CF_BUDGET_MS / 1000.0)
     out, size = {}, 0
     for n in names:
         if len(out) >= _CF_NAMES or ctx.over():
