@@ -115,22 +115,25 @@ for name in ("keep.csv", "log.txt"):
         f.write(name)
 `
 
-// safetyCells are issue 5's safety cases: what each must come back as.
+// safetyCells are issue 5's safety cases: what each must come back as. Writes through
+// Python's file API and the patched native writers run in the fallback's private view
+// (33_view.py), so they come back ok and the tree digest proves none reached the disk;
+// writes by native code itself are refused by the allow-list.
 var safetyCells = []struct {
 	name, code, status, exception string
 	line                          int
 }{
-	{"write", "df.to_csv('data/new.csv')", facts.ShadowRefused, "", 0},
-	{"write_open", "with open('data/out.txt', 'w') as f:\n    f.write('x')", facts.ShadowRefused, "", 0},
-	{"append", "with open('data/log.txt', 'a') as f:\n    f.write('more')", facts.ShadowRefused, "", 0},
-	{"delete", "os.remove('data/keep.csv')", facts.ShadowRefused, "", 0},
-	{"delete_tree", "import shutil\nshutil.rmtree('data')", facts.ShadowRefused, "", 0},
-	{"rename", "os.rename('data/keep.csv', 'data/moved.csv')", facts.ShadowRefused, "", 0},
-	{"np_save", "np.save('data/a.npy', np.zeros(3))", facts.ShadowRefused, "", 0},
-	{"torch_save", "torch.save(torch.zeros(3), 'data/t.pt')", facts.ShadowRefused, "", 0},
+	{"write", "df.to_csv('data/new.csv')", facts.ShadowOK, "", 0},
+	{"write_open", "with open('data/out.txt', 'w') as f:\n    f.write('x')", facts.ShadowOK, "", 0},
+	{"append", "with open('data/log.txt', 'a') as f:\n    f.write('more')", facts.ShadowOK, "", 0},
+	{"delete", "os.remove('data/keep.csv')", facts.ShadowOK, "", 0},
+	{"delete_tree", "import shutil\nshutil.rmtree('data')", facts.ShadowOK, "", 0},
+	{"rename", "os.rename('data/keep.csv', 'data/moved.csv')", facts.ShadowOK, "", 0},
+	{"np_save", "np.save('data/a.npy', np.zeros(3))", facts.ShadowOK, "", 0},
+	{"torch_save", "torch.save(torch.zeros(3), 'data/t.pt')", facts.ShadowOK, "", 0},
 	{"native_write", "import ctypes\nctypes.CDLL(None).creat(b'data/native.txt', 0o644)", facts.ShadowRefused, "", 0},
 	{"native_delete", "import ctypes\nctypes.CDLL(None).unlink(b'data/keep.csv')", facts.ShadowRefused, "", 0},
-	{"savefig", "plt.plot([1, 2])\nplt.savefig('data/p.png')", facts.ShadowRefused, "", 0},
+	{"savefig", "plt.plot([1, 2])\nplt.savefig('data/p.png')", facts.ShadowOK, "", 0},
 	{"socket", "import socket\nsocket.create_connection(('127.0.0.1', 9), timeout=1)", facts.ShadowRefused, "", 0},
 	{"subprocess", "import subprocess\nsubprocess.run(['touch', 'data/sub.txt'])", facts.ShadowRefused, "", 0},
 	{"os_system", "os.system('touch data/sys.txt')", facts.ShadowRefused, "", 0},

@@ -11,6 +11,21 @@ _PLAIN_GETATTRIBUTE = (
     types.ModuleType.__dict__["__getattribute__"],
 )
 
+
+
+def _plain_getattribute(ga):
+    """Whether a __getattribute__ found on a type is the generic lookup. Builtin types such as
+    int and float name the generic C slot in their own __dict__ (a wrapper of their own, not
+    object's), so a builtins wrapper counts as plain; super is the one builtin whose lookup
+    is its own."""
+    if any(ga is g for g in _PLAIN_GETATTRIBUTE):
+        return True
+    if type(ga) is not type(_PLAIN_GETATTRIBUTE[0]):
+        return False
+    owner = getattr(ga, "__objclass__", None)
+    return owner is not None and owner is not super and type.__getattribute__(owner, "__module__") == "builtins"
+
+
 # Descriptor types whose __get__ is C code that only binds (no user code runs).
 _BINDING = (types.FunctionType, types.BuiltinFunctionType, types.MethodDescriptorType,
             types.WrapperDescriptorType, types.ClassMethodDescriptorType, staticmethod)
@@ -33,7 +48,7 @@ def _resolve_attr(obj, name):
         return _module_attr(obj, name)
     tp = type(obj)
     ga = _lookup(tp, "__getattribute__")
-    if ga is not None and not any(ga is g for g in _PLAIN_GETATTRIBUTE):
+    if ga is not None and not _plain_getattribute(ga):
         return _cannot_tell(tp, "overrides __getattribute__, so its attributes are decided at run time")
     static = getattr_static_safe(obj, name, _MISSING)
     if static is _MISSING:

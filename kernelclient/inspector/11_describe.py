@@ -231,7 +231,7 @@ def _attributes(obj, v):
         complete = False
     dynamic = _lookup(tp, "__getattr__") is not None
     ga = _lookup(tp, "__getattribute__")
-    if ga is not None and not any(ga is g for g in _PLAIN_GETATTRIBUTE):
+    if ga is not None and not _plain_getattribute(ga):
         dynamic = True
     if dynamic:
         complete = False
