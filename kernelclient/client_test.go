@@ -119,8 +119,8 @@ func (k *fakeKernel) count(ch channel, msgType string) int {
 	return n
 }
 
-func newFake(t *testing.T) (*fakeKernel, *Client) {
-	t.Helper()
+// newFakeClient makes a client of a fresh fakeKernel, not yet started.
+func newFakeClient() (*fakeKernel, *Client) {
 	k := &fakeKernel{session: "kernel-session-1", sentSig: make(chan struct{}, 1)}
 	c := newClient("fake", func(ctx context.Context, s sink) (transport, error) {
 		k.mu.Lock()
@@ -128,6 +128,12 @@ func newFake(t *testing.T) (*fakeKernel, *Client) {
 		k.mu.Unlock()
 		return fakeTransport{k}, nil
 	}, Options{HeartbeatInterval: time.Hour})
+	return k, c
+}
+
+func newFake(t *testing.T) (*fakeKernel, *Client) {
+	t.Helper()
+	k, c := newFakeClient()
 	if err := c.start(ctxT(t, 5*time.Second)); err != nil {
 		t.Fatal(err)
 	}
@@ -323,13 +329,7 @@ func TestPyLiterals(t *testing.T) {
 // client must handshake after the grace instead of waiting out ctx (the hang this replaces
 // waited until two seconds before the deadline, and Execute then had no time left).
 func TestStartingForeverConnects(t *testing.T) {
-	k := &fakeKernel{session: "kernel-session-1", sentSig: make(chan struct{}, 1)}
-	c := newClient("fake", func(ctx context.Context, s sink) (transport, error) {
-		k.mu.Lock()
-		k.sink = s
-		k.mu.Unlock()
-		return fakeTransport{k}, nil
-	}, Options{HeartbeatInterval: time.Hour})
+	_, c := newFakeClient()
 	c.observe = func(context.Context) State { return StateStarting }
 	t.Cleanup(func() { c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
