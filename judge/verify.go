@@ -490,6 +490,12 @@ func (j *Judge) runCandidate(ctx context.Context, c *candidate, orig *facts.Shad
 			o.Reason = "the run was shortened (fast dev run)"
 			break
 		}
+		if r.Meta != nil {
+			// Shapes, dtypes and devices were checked, values were not: a fix called
+			// verified must work when applied, so a clean meta run proves none.
+			o.Reason = "the run used shape-only tensors (meta): values were not checked"
+			break
+		}
 		o.Verified = true
 	case facts.ShadowError:
 		// A re-run cell failed against the current state (it mutates what it reads:
