@@ -90,4 +90,12 @@ type Finding struct {
 	Confidence float64 `json:"confidence,omitempty"`
 	// Explanation is a longer diagnosis (LLM layer), Markdown.
 	Explanation string `json:"explanation,omitempty"`
+	// Certain is true for a crash certain by construction: the rule concluded it from facts
+	// the inspection saw whole (a frame's complete columns, the kernel's namespace, None),
+	// about a state nothing in the cell changed before the line, by an operation whose
+	// failure Python or the library defines exactly. A clean shadow run can never disprove
+	// it, so an editor shows it at once; a finding that rests on introspection of a user or
+	// library class or on a model of a library call waits for the shadow run when one is
+	// coming (judge.Awaits). Not part of check's JSON contract.
+	Certain bool `json:"-"`
 }
