@@ -28,14 +28,17 @@ df = pd.DataFrame({"Age": [22.0, 38.0, 26.0]})`
 
 // TestNoSquiggleWithdrawn is issue 22's editor promise at the protocol level, with a real
 // kernel and shadow runs: every publishDiagnostics is recorded. On cells whose shadow run
-// is clean, no error or warning is ever published, including one where the rules raise an
-// uncertain finding (held until the shadow run answers, then dismissed by it); that
-// finding is real (with shadow runs off, nothing holds it and it shows). On its twin, a
+// is clean, no error or warning is ever published: one where the static layer, before
+// the kernel's names are known, says NameError for a name only the kernel holds; one where
+// the rules raise an uncertain finding (held until the shadow run answers, then dismissed
+// by it; the finding is real: with shadow runs off nothing holds it and it shows); a cell
+// nobody flags. On its twin, a
 // certain finding (a column missing from a frame the inspection saw whole) is published by
 // the rules at once, before the shadow run answers, and stays once the run confirms it.
 func TestNoSquiggleWithdrawn(t *testing.T) {
 	l := launchKernel(t)
 	n := execute(t, l, holdSetup)
+	execute(t, l, "hidden = 5") // run from a cell since deleted: in the kernel, in no cell
 	c, _ := startInProcess(t)
 	c.initialize(map[string]any{"debounce": 10, "shadow": map[string]any{"mode": "safe"}})
 	c.notify("notebookDocument/didOpen", vscodeDidOpen(nbPath,
@@ -71,23 +74,25 @@ func TestNoSquiggleWithdrawn(t *testing.T) {
 		return out
 	}
 
-	for _, tc := range []struct {
+	prev := ""
+	for i, tc := range []struct {
 		name, code string
-		// the change: the notebook and cell versions, and the last line of the text replaced
-		nbVer, cellVer, endLine int
 	}{
+		// The static layer before the kernel's names are known: no cell defines hidden.
+		{"a name only the kernel holds", "a = np.arange(3)\nb = hidden + 1\n"},
 		// The rules: "df2 has no column or attribute 'geo'" (not certain: the attribute
 		// tables, a derived frame).
-		{"accessor registered at run time", "a = np.arange(3)\ndf2 = df.copy()\nv = df2.geo.area\n", 1, 2, 0},
+		{"accessor registered at run time", "a = np.arange(3)\ndf2 = df.copy()\nv = df2.geo.area\n"},
 		// Nothing for the rules; a clean run.
-		{"a clean cell", "a = np.arange(3)\nm = df['Age'].mean()\n", 2, 3, 3},
+		{"a clean cell", "a = np.arange(3)\nm = df['Age'].mean()\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			target := cellURI(nbPath, 1)
 			c.mu.Lock()
 			before, from := refreshes(), len(c.history[target])
 			c.mu.Unlock()
-			c.notify("notebookDocument/didChange", vscodeTextChange(nbPath, tc.nbVer, 1, tc.cellVer, 0, 0, tc.endLine, 0, tc.code))
+			c.notify("notebookDocument/didChange", vscodeTextChange(nbPath, i+1, 1, i+2, 0, 0, strings.Count(prev, "\n"), 0, tc.code))
+			prev = tc.code
 			shadowAnswered(target, before, "a: (3,) int64")
 			c.mu.Lock()
 			defer c.mu.Unlock()
@@ -102,7 +107,7 @@ func TestNoSquiggleWithdrawn(t *testing.T) {
 	// The twin: a certain finding shows at once (from the rules, before the shadow run's
 	// confirmation) and never leaves.
 	twin := cellURI(nbPath, 2)
-	c.notify("notebookDocument/didChange", vscodeTextChange(nbPath, 3, 2, 2, 0, 0, 0, 0, "m = df['age'].mean()\n"))
+	c.notify("notebookDocument/didChange", vscodeTextChange(nbPath, 4, 2, 2, 0, 0, 0, 0, "m = df['age'].mean()\n"))
 	c.wait("the shadow run's confirmation of the missing column", func() bool {
 		for _, d := range c.diags[twin] {
 			if strings.HasPrefix(d.Message, "[shadow]") && d.Code == "missing-column" && d.Range.Start.Line == 0 && d.Range.Start.Character == 7 {
@@ -132,7 +137,7 @@ func TestNoSquiggleWithdrawn(t *testing.T) {
 
 	// With shadow runs off nothing is coming, nothing holds: the rules' uncertain finding
 	// on the first cell's accessor shows (it is real, and the editor used to flash it).
-	c.notify("notebookDocument/didChange", vscodeTextChange(nbPath, 4, 1, 4, 0, 0, 2, 0, "a = np.arange(3)\ndf2 = df.copy()\nv = df2.geo.area\n"))
+	c.notify("notebookDocument/didChange", vscodeTextChange(nbPath, 5, 1, 5, 0, 0, 2, 0, "a = np.arange(3)\ndf2 = df.copy()\nv = df2.geo.area\n"))
 	c.notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"premortem": map[string]any{
 		"debounce": 10, "shadow": map[string]any{"mode": "off"}}}})
 	c.waitDiags(cellURI(nbPath, 1), "[missing-column@2:8-2:11]")
