@@ -171,3 +171,40 @@ func TestHoldWithheld(t *testing.T) {
 		}
 	}
 }
+
+// TestExplicitShadowKeepsHold: an explicit shadowRun that cancels the automatic run of the
+// same cell takes its hold over, so the uncertain rules finding the automatic run was held
+// for does not show in between, and the explicit run's clean answer dismisses it unseen.
+func TestExplicitShadowKeepsHold(t *testing.T) {
+	l := launchKernel(t)
+	n := execute(t, l, holdSetup)
+	c, _ := startInProcess(t)
+	c.initialize(map[string]any{"debounce": 10, "shadow": map[string]any{"mode": "safe"}})
+	c.notify("notebookDocument/didOpen", vscodeDidOpen(nbPath,
+		vsCell{handle: 0, text: holdSetup, order: n},
+		vsCell{handle: 1, text: ""},
+	))
+	c.callOK("workspace/executeCommand", map[string]any{"command": CommandAttachKernel, "arguments": []any{l.ConnectionFile}}, nil)
+	c.waitStatus("file://"+nbPath, StatusIdle)
+	target := cellURI(nbPath, 1)
+	// The sorts keep the automatic run going while the command arrives (if it has not
+	// started yet, the gate makes it skip: the command's run answers either way).
+	code := "a = np.arange(3)\nbig = np.random.default_rng(0).normal(size=4_000_000)\ns1 = np.sort(big)\ns2 = np.sort(big + 1)\n" +
+		"s3 = np.sort(big + 2)\ndf2 = df.copy()\nv = df2.geo.area\n"
+	c.notify("notebookDocument/didChange", vscodeTextChange(nbPath, 1, 1, 2, 0, 0, 0, 0, code))
+	c.wait("the static layer's first publication", func() bool { return c.publishes[target] > 0 })
+	var summary string
+	c.callOK("workspace/executeCommand", map[string]any{"command": CommandShadowRun, "arguments": []any{target}}, &summary)
+	if summary != shadowSummary("ok", "", "", 0, "") {
+		t.Fatalf("shadowRun: %q, want the clean run's summary", summary)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, ds := range c.history[target] {
+		for _, d := range ds {
+			if d.Severity == protocol.DiagnosticSeverityError || d.Severity == protocol.DiagnosticSeverityWarning {
+				t.Errorf("publish %d for a cell whose shadow run is clean: %s %q", i+1, sev(d), d.Message)
+			}
+		}
+	}
+}
