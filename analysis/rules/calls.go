@@ -49,7 +49,7 @@ func (c *checker) call(e *analysis.Expr) *val {
 		c.report(e.Range, analysis.SeverityError, finding.NoneCall, "TypeError",
 			k.fn.name+" is None, so calling it fails: 'NoneType' object is not callable",
 			0.95, []string{describe(k.fn)}, nil)
-		if k.fn.fromKernel && c.pristine(e.Range.Start) {
+		if k.fn.fromKernel && c.asInspected(e.Value) && c.pristine(e.Range.Start) {
 			c.certainSince(n)
 		}
 		return nil

@@ -12,7 +12,7 @@ import (
 // code ran: when in doubt, not certain.
 //
 // A finding is certain only when all of these hold:
-//   - its facts are the inspector's own, seen whole: the kernel's namespace, a frame's
+//   - its facts are the inspector's own, about a name the cell has not bound, seen whole: the kernel's namespace, a frame's
 //     complete columns, a dict's complete keys, a None, an estimator's check_is_fitted;
 //   - the object's type is the exact library or builtin type whose failure is defined (a
 //     pandas DataFrame, a dict, None, a scikit-learn estimator), never a subclass, a user
@@ -99,6 +99,17 @@ func noCallBefore(e *analysis.Expr, pos analysis.Position) bool {
 		}
 	}
 	return true
+}
+
+// asInspected reports whether e is a name the cell has not bound so far: its value is the
+// one the inspection described, not one propagation derived (a derived value may carry
+// the kernel's facts through a model of what the cell did to it).
+func (c *checker) asInspected(e *analysis.Expr) bool {
+	if e == nil || e.Kind != analysis.ExprName {
+		return false
+	}
+	_, bound := c.state[e.Name]
+	return !bound
 }
 
 // exactType reports whether v's facts are the kernel's and its type is exactly one of

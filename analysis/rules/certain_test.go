@@ -33,6 +33,8 @@ func TestCertain(t *testing.T) {
 		{"after a store into the frame", "df['x'] = 1\nm = df['age']", frame(pd, false), "missing-column", false},
 		{"after a magic", "%run helpers.py\nm = df['age']", frame(pd, false), "missing-column", false},
 		{"in a branch", "if n:\n    m = df['age']", frame(pd, false), "missing-column", false},
+		{"a frame the cell derived", "d = df[1:]\nm = d['age']", frame(pd, false), "missing-column", false},
+		{"an alias the cell bound", "d = df\nm = d['age']", frame(pd, false), "missing-column", false},
 		{"a DataFrame subclass", "m = df['age']", frame("geopandas.geodataframe.GeoDataFrame", false), "missing-column", false},
 		{"a frame with run-time attributes", "m = df['age']", frame(pd, true), "missing-column", false},
 		{"the attribute form (known-attribute tables)", "m = df.age", frame(pd, false), "missing-column", false},

@@ -291,7 +291,7 @@ func noneAttribute(c *checker, e *analysis.Expr, base *val) {
 	msg := fmt.Sprintf("%s is None%s, so .%s fails: 'NoneType' object has no attribute '%s'", base.name, why, e.Name, e.Name)
 	n := len(c.findings)
 	c.report(e.NameRange, analysis.SeverityError, finding.NoneAttribute, "AttributeError", msg, 0.95, []string{describe(base)}, nil)
-	if base.fromKernel && c.pristine(e.Range.Start) {
+	if base.fromKernel && c.asInspected(e.Value) && c.pristine(e.Range.Start) {
 		c.certainSince(n)
 	}
 }
@@ -323,7 +323,7 @@ func pythonSubscript(c *checker, e *analysis.Expr, base, idx *val) *val {
 		}
 		n := len(c.findings)
 		c.report(e.Index.Range, analysis.SeverityError, finding.MissingKey, "KeyError", msg, 0.95, []string{describe(base)}, fixes)
-		if exactType(base, "dict") && c.pristine(e.Range.Start) {
+		if exactType(base, "dict") && c.asInspected(e.Value) && c.pristine(e.Range.Start) {
 			// A plain dict has no __missing__; its keys were listed whole.
 			c.certainSince(n)
 		}

@@ -179,7 +179,7 @@ func estimatorMethod(c *checker, k *callInfo, est *val) (*val, bool) {
 		if !e.Fitted && !e.FittedUnknown {
 			n := len(c.findings)
 			reportNotFitted(c, k, est)
-			if sklearnClass(est) && c.pristine(k.e.Range.Start) {
+			if sklearnClass(est) && k.e.Value != nil && c.asInspected(k.e.Value.Value) && c.pristine(k.e.Range.Start) {
 				// scikit-learn's own check_is_fitted said no, and its prediction methods call it.
 				c.certainSince(n)
 			}

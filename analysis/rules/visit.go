@@ -285,7 +285,7 @@ func (c *checker) subscript(e *analysis.Expr, base, idx *val) *val {
 		c.report(e.Range, analysis.SeverityError, finding.NoneSubscript, "TypeError",
 			base.name+" is None, so "+e.Text+" fails: 'NoneType' object is not subscriptable",
 			0.95, []string{describe(base)}, nil)
-		if base.fromKernel && c.pristine(e.Range.Start) {
+		if base.fromKernel && c.asInspected(e.Value) && c.pristine(e.Range.Start) {
 			c.certainSince(n)
 		}
 		return nil
