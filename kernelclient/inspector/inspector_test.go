@@ -64,6 +64,12 @@ func TestPython(t *testing.T) {
 	runPythonTests(t, "test_inspector.py")
 }
 
+// TestPythonStatic runs test_static.py: inspection decides from types and never runs the
+// objects' code (no __len__, __getattr__ or property of theirs, no RNG moves).
+func TestPythonStatic(t *testing.T) {
+	runPythonTests(t, "test_static.py")
+}
+
 // TestPythonSandbox runs test_sandbox.py: the namespace sandbox and the fallback keep
 // writes, processes and the network inside, and what the kernel had open untouched.
 func TestPythonSandbox(t *testing.T) {
