@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/premortem/premortem/internal/testkit/python"
 )
 
 // TestPartsAreLayers runs check_layers.py over the embedded parts: no part may use a name
@@ -14,9 +16,7 @@ import (
 // would resolve it at run time. The cases under testdata/layers show the checker failing
 // on each kind of forward use (so a clean run of the real parts means something).
 func TestPartsAreLayers(t *testing.T) {
-	if _, err := os.Stat(python); err != nil {
-		t.Skipf("%s is missing (install python3): %v", python, err)
-	}
+	python.Require(t)
 	cases, err := filepath.Glob(filepath.Join("testdata", "layers", "*"))
 	if err != nil || len(cases) == 0 {
 		t.Fatalf("no checker cases under testdata/layers: %v", err)
@@ -47,7 +47,7 @@ func TestPartsAreLayers(t *testing.T) {
 // checkLayers runs the checker on dir and returns what it printed and its exit code.
 func checkLayers(t *testing.T, dir string) (string, int) {
 	t.Helper()
-	out, err := exec.Command(python, "check_layers.py", dir).CombinedOutput()
+	out, err := exec.Command(python.Path(), "check_layers.py", dir).CombinedOutput()
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
