@@ -10,11 +10,8 @@ class ShadowRefusal(BaseException):
 
 
 _refusals = []
-
-
 # O_TMPFILE is not listed: it contains O_DIRECTORY's bit and requires O_WRONLY/O_RDWR anyway.
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
-
 
 _REFUSED_EVENTS = {
     "os.remove": "delete", "os.rmdir": "delete", "os.rename": "rename", "os.mkdir": "mkdir",

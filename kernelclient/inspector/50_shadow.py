@@ -1,22 +1,12 @@
 # ---------------------------------------------------------------------------------------------
 # Shadow runs: parent side (after every part the child uses: it forks the child and reaps it)
 
-
 _MAX_RESULTS = 32
 
-
 _lock = threading.Lock()
-
-
 _results = {}  # token -> result dict (facts.ShadowResult)
-
-
 _order = []  # tokens, oldest first
-
-
 _children = {}  # token -> _Child
-
-
 _counter = [0]
 
 
