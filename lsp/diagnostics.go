@@ -52,8 +52,12 @@ func (s *Server) scheduleWith(d *document, focus string, force bool) {
 	p := &pass{d: d, gen: d.gen.Add(1), snap: d.snapshot(), settings: s.settings, focus: focus, force: force}
 	ctx, cancel := context.WithCancel(s.ctx)
 	d.passCancel = cancel
+	d.passes.Add(1)
 	s.mu.Unlock()
-	go s.runPass(ctx, p)
+	go func() {
+		defer d.passes.Done()
+		s.runPass(ctx, p)
+	}()
 }
 
 // runPass is one diagnostics pass over a snapshot.
