@@ -32,6 +32,7 @@ func (s *Server) didOpenNotebook(ctx context.Context, params json.RawMessage) (a
 	if old := s.docs[d.uri]; old != nil {
 		// Opened twice without a close: the new open wins.
 		s.dropLocked(old)
+		go s.release(old)
 	}
 	s.docs[d.uri] = d
 	s.indexCellsLocked(d)
@@ -264,6 +265,7 @@ func (s *Server) didOpenText(ctx context.Context, params json.RawMessage) (any, 
 	s.mu.Lock()
 	if old := s.docs[d.uri]; old != nil {
 		s.dropLocked(old)
+		go s.release(old)
 	}
 	s.docs[d.uri] = d
 	s.mu.Unlock()
