@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/premortem/premortem/kernelclient"
 )
 
 // bigNotebook is the large notebook: cells cells of lines short lines each
@@ -50,7 +53,10 @@ func bigNotebookBytes(cells []vsCell) int {
 // the first publishDiagnostics and to the last cell's, the server's RSS before didOpen,
 // its peak (VmHWM) and its RSS 5 s after didClose, and the peak's ratio to the notebook's
 // size. One iteration is the whole session; run it with -benchtime 1x. Its size is set by
-// PREMORTEM_BIG_CELLS and PREMORTEM_BIG_LINES (default 1000 each).
+// PREMORTEM_BIG_CELLS and PREMORTEM_BIG_LINES (default 1000 each). PREMORTEM_BIG_KERNEL=1
+// attaches a real kernel after didOpen (the kernel layers run too; the session waits
+// until the server has been idle for 3 s before closing) and leaves the first cell
+// executed in it.
 func BenchmarkBigNotebookMemory(b *testing.B) {
 	cellsN, linesN := envInt("PREMORTEM_BIG_CELLS", 1000), envInt("PREMORTEM_BIG_LINES", 1000)
 	bin := filepath.Join(b.TempDir(), "premortem")
@@ -59,8 +65,30 @@ func BenchmarkBigNotebookMemory(b *testing.B) {
 	}
 	cells := bigNotebook(cellsN, linesN)
 	size := float64(bigNotebookBytes(cells)) / (1 << 20)
+	connection := ""
+	if os.Getenv("PREMORTEM_BIG_KERNEL") == "1" {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		l, err := kernelclient.Launch(ctx, kernelclient.LaunchOptions{Python: "/usr/bin/python3", Cwd: b.TempDir()})
+		cancel()
+		if err != nil {
+			b.Fatalf("launch kernel: %v", err)
+		}
+		b.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			_ = l.Shutdown(ctx)
+		})
+		ectx, ecancel := context.WithTimeout(context.Background(), 60*time.Second)
+		r, err := l.Execute(ectx, cells[0].text)
+		ecancel()
+		if err != nil || r.Status != "ok" {
+			b.Fatalf("run the first cell: %v %+v", err, r)
+		}
+		cells[0].order = r.ExecutionCount
+		connection = l.ConnectionFile
+	}
 	for i := 0; i < b.N; i++ {
-		m := bigSession(b, bin, cells)
+		m := bigSession(b, bin, cells, connection)
 		b.ReportMetric(size, "notebook-MB")
 		b.ReportMetric(m.first.Seconds(), "first-diag-s")
 		b.ReportMetric(m.firstCPU.Seconds(), "first-diag-cpu-s")
@@ -83,7 +111,7 @@ type bigMeasure struct {
 
 // bigSession opens cells in a fresh server process, waits for the first diagnostic and
 // the last cell's, closes the notebook and reads the process's memory.
-func bigSession(tb testing.TB, bin string, cells []vsCell) bigMeasure {
+func bigSession(tb testing.TB, bin string, cells []vsCell, connection string) bigMeasure {
 	cmd := exec.Command(bin, "serve", "--stdio")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -102,7 +130,7 @@ func bigSession(tb testing.TB, bin string, cells []vsCell) bigMeasure {
 		_ = cmd.Wait()
 	}()
 	c := newTestClient(tb, stdin, stdout)
-	c.initialize(map[string]any{"kernel": map[string]any{"autoAttach": false}})
+	c.initialize(map[string]any{"kernel": map[string]any{"autoAttach": false}, "debounce": 0})
 	pid := cmd.Process.Pid
 	var m bigMeasure
 	m.before = pidStatusMB(pid, "VmRSS:")
@@ -115,12 +143,28 @@ func bigSession(tb testing.TB, bin string, cells []vsCell) bigMeasure {
 	m.first, m.firstCPU = time.Since(start), pidCPU(pid)-cpu
 	waitLong(tb, c, "the last cell's diagnostics", func() bool { return c.publishes[last] > 0 })
 	m.last = time.Since(start)
+	if connection != "" {
+		c.callOK("workspace/executeCommand", map[string]any{"command": CommandAttachKernel, "arguments": []any{connection, "file://" + nbPath}}, nil)
+		waitIdle(pid, 3*time.Second, 5*time.Minute)
+	}
 	c.notify("notebookDocument/didClose", map[string]any{"notebookDocument": map[string]any{"uri": "file://" + nbPath}, "cellTextDocuments": []any{}})
 	waitLong(tb, c, "the close's empty diagnostics", func() bool { return len(c.diags[last]) == 0 })
 	time.Sleep(5 * time.Second)
 	m.peak = pidStatusMB(pid, "VmHWM:")
 	m.after = pidStatusMB(pid, "VmRSS:")
 	return m
+}
+
+// waitIdle waits until process pid has used no CPU for quiet (at most limit).
+func waitIdle(pid int, quiet, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	last, since := pidCPU(pid), time.Now()
+	for time.Now().Before(deadline) && time.Since(since) < quiet {
+		time.Sleep(250 * time.Millisecond)
+		if cpu := pidCPU(pid); cpu-last > 20*time.Millisecond {
+			last, since = cpu, time.Now()
+		}
+	}
 }
 
 // waitLong is testClient.wait with a deadline that suits a notebook of 15 MB on a loaded
