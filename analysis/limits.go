@@ -22,7 +22,8 @@ const (
 	// at most what this much code costs (about a hundred times its size for the densest
 	// code, short statements). Real notebooks hold tens of kilobytes of code; at 384 KB a
 	// 15 MB notebook of short statements costs the server 8× its size with a kernel
-	// attached (10.8× at 512 KB), where the issue asks for at most 10×.
+	// attached (10.8× at 512 KB), where the issue asks for at most 10×. The not-analysed
+	// code's doc in finding/codes.go names this bound.
 	MaxNotebookBytes = 384 << 10
 	// maxDepth bounds the depth of the syntax tree premortem walks. Every walk over the tree
 	// and over the expressions converted from it (facts, effects, the rules) is recursive,
