@@ -20,11 +20,12 @@ const (
 	// cells in page order (a cell over MaxCellBytes, never parsed, does not count): the
 	// cells past it are not parsed either, so a notebook's facts, whatever its size, cost
 	// at most what this much code costs (about a hundred times its size for the densest
-	// code, short statements). Real notebooks hold tens of kilobytes of code; at 384 KB a
-	// 15 MB notebook of short statements costs the server 8× its size with a kernel
-	// attached (10.8× at 512 KB), where the issue asks for at most 10×. The not-analysed
-	// code's doc in finding/codes.go names this bound.
-	MaxNotebookBytes = 384 << 10
+	// code, short statements). Real notebooks hold tens of kilobytes of code, and the
+	// 2,000-cell notebook of the lsp benchmarks about 420 KB; at 512 KB a 15 MB notebook of
+	// short statements costs the server (GOGC 50, cmd/premortem/serve.go) 7.4× its size
+	// with a kernel attached, where the issue asks for at most 10×. The not-analysed code's
+	// doc in finding/codes.go names this bound.
+	MaxNotebookBytes = 512 << 10
 	// maxDepth bounds the depth of the syntax tree premortem walks. Every walk over the tree
 	// and over the expressions converted from it (facts, effects, the rules) is recursive,
 	// so this one cut bounds them all: a subtree below it is kept as one opaque node whose
