@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/analysis/repair"
 	"github.com/premortem/premortem/facts"
 )
 
@@ -31,4 +32,21 @@ func crashFacts(r *facts.ShadowResult, f analysis.Finding) map[string]facts.Valu
 		return nil
 	}
 	return r.CrashFacts
+}
+
+// crashSite is the executed cell whose code raised the shadow run's exception, when the
+// finding is that exception and the traceback goes through code an earlier cell defined
+// (repair.FrameSite); nil otherwise.
+func crashSite(r *facts.ShadowResult, f analysis.Finding, hist []repair.Cell) *repair.Site {
+	if r == nil || r.Status != facts.ShadowError || len(r.Frames) == 0 {
+		return nil
+	}
+	if f.Exception != "" && !strings.EqualFold(f.Exception, r.Exception) && !strings.HasSuffix(r.Exception, f.Exception) && !strings.HasSuffix(f.Exception, r.Exception) {
+		return nil
+	}
+	s, ok := repair.FrameSite(r.Frames, hist)
+	if !ok {
+		return nil
+	}
+	return &s
 }

@@ -39,6 +39,10 @@ type Input struct {
 	// before the crash line, or one no inspection knows, they replace the kernel's facts
 	// (see value): the kernel holds the name's stale value or none.
 	CrashFacts map[string]facts.Value
+	// Site, when the code that raised was written in an executed cell of the history (a
+	// forward or helper it defines), is that cell and line (see FrameSite): the families run
+	// there too.
+	Site *Site
 }
 
 // Cell is one cell of the notebook: an executed cell of the history, or one of Unran.
@@ -85,15 +89,32 @@ func Candidates(in Input) []Candidate {
 	}
 	var out []Candidate
 	seen := map[string]bool{}
-	for _, f := range families {
-		for _, c := range safeGen(f, &in) {
-			c.Family = f.name
-			key := fixKey(c.Fix)
-			if seen[key] || len(c.Fix.Edits) == 0 || !IntentKept(in, c.Fix) {
-				continue
+	// The sites, the crash's first: the crashing cell, then the cell whose code raised.
+	sites := []*Input{&in}
+	if in.Site != nil {
+		sites = append(sites, in.at(*in.Site))
+	}
+	for k, at := range sites {
+		for _, f := range families {
+			cs := safeGen(f, at)
+			var kept []Candidate
+			for _, c := range cs {
+				if len(c.Fix.Edits) > 0 && IntentKept(*at, c.Fix) {
+					kept = append(kept, c)
+				}
 			}
-			seen[key] = true
-			out = append(out, c)
+			if k > 0 {
+				kept = moveTo(kept, *in.Site)
+			}
+			for _, c := range kept {
+				c.Family = f.name
+				key := fixKey(c.Fix)
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				out = append(out, c)
+			}
 		}
 	}
 	if len(out) > maxCandidates {
