@@ -90,4 +90,15 @@ type Finding struct {
 	Confidence float64 `json:"confidence,omitempty"`
 	// Explanation is a longer diagnosis (LLM layer), Markdown.
 	Explanation string `json:"explanation,omitempty"`
+	// Related are other places the finding is about: the line of an earlier cell whose
+	// code raised the exception (a forward or helper it defines).
+	Related []Related `json:"related,omitempty"`
+}
+
+// Related is a place in another cell that a finding points at (LSP relatedInformation).
+type Related struct {
+	// Cell is the key of the cell (notebook.Cell.ID), Range the place in it.
+	Cell    string `json:"cell"`
+	Range   Range  `json:"range"`
+	Message string `json:"message"`
 }
