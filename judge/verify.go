@@ -558,13 +558,22 @@ func offered(cs []*candidate, texts map[string]string, target string, nb *notebo
 	}
 	// A fix of one step comes before a composed one (each step is a change the user must
 	// accept), then the smallest edit first.
+	// A fix that loses data (repair.Loss) comes after every one that keeps it.
 	sort.SliceStable(ver, func(a, b int) bool {
 		if sa, sb := max(len(ver[a].steps), 1), max(len(ver[b].steps), 1); sa != sb {
 			return sa < sb
 		}
+		if la, lb := repair.Loss(ver[a].fix) != "", repair.Loss(ver[b].fix) != ""; la != lb {
+			return lb
+		}
 		return ver[a].size < ver[b].size
 	})
-	sort.SliceStable(unver, func(a, b int) bool { return unver[a].size < unver[b].size })
+	sort.SliceStable(unver, func(a, b int) bool {
+		if la, lb := repair.Loss(unver[a].fix) != "", repair.Loss(unver[b].fix) != ""; la != lb {
+			return lb
+		}
+		return unver[a].size < unver[b].size
+	})
 	var out []analysis.Fix
 	for i, c := range ver {
 		if i == maxVerifiedFixes {
@@ -573,7 +582,7 @@ func offered(cs []*candidate, texts map[string]string, target string, nb *notebo
 		f := c.fix
 		f.Verified = true
 		f.Preferred = i == 0
-		f.Title = stripVerification(f.Title) + " (verified: " + ranWhat(c, nb) + ")"
+		f.Title = repair.LossTitle(analysis.Fix{Title: stripVerification(f.Title), Edits: f.Edits}) + " (verified: " + ranWhat(c, nb) + ")"
 		out = append(out, withCells(f, target))
 	}
 	for i, c := range unver {
@@ -582,7 +591,7 @@ func offered(cs []*candidate, texts map[string]string, target string, nb *notebo
 		}
 		f := c.fix
 		f.Verified, f.Preferred = false, false
-		f.Title = stripVerification(f.Title) + " (not verified: " + shortReason(c.outcome) + ")"
+		f.Title = repair.LossTitle(analysis.Fix{Title: stripVerification(f.Title), Edits: f.Edits}) + " (not verified: " + shortReason(c.outcome) + ")"
 		out = append(out, withCells(f, target))
 	}
 	return out

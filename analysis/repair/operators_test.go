@@ -139,3 +139,20 @@ func TestFrameSite(t *testing.T) {
 		t.Error("a frame whose text no cell holds has no site")
 	}
 }
+
+func TestLoss(t *testing.T) {
+	tests := []struct {
+		text, title, want string
+	}{
+		{`pd.to_numeric(df["a"], errors='coerce')`, "Parse a as numbers", "Parse a as numbers (loses data: values that do not parse become NaN)"},
+		{`df.dropna()`, "Drop the rows with missing values", "Drop the rows with missing values (loses data: rows are dropped)"},
+		{`df["a"].str.replace(r"[$,]", "", regex=True)`, "Remove '$'", "Remove '$'"},
+		{`X.fillna(X.median())`, "Fill the missing values of X with the medians of X", "Fill the missing values of X with the medians of X"},
+	}
+	for _, tt := range tests {
+		f := analysis.Fix{Title: tt.title, Edits: []analysis.Edit{{NewText: tt.text}}}
+		if got := LossTitle(f); got != tt.want {
+			t.Errorf("LossTitle(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}
