@@ -38,7 +38,7 @@ const (
 	// maxUnverifiedFixes is how many fixes that could not be verified are offered below them.
 	maxUnverifiedFixes = 2
 	// maxCandidatesPerFinding bounds the shadow runs spent on one finding.
-	maxCandidatesPerFinding = 6
+	maxCandidatesPerFinding = 8
 	// maxCrashFindings bounds the findings of one cell that get candidates.
 	maxCrashFindings = 2
 	// maxReplayCells bounds the executed cells re-run to verify a fix to an earlier cell.
