@@ -159,7 +159,7 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 	unrun := unrunNames(unran)
 	inputs := make([]repair.Input, len(crashes))
 	for n, i := range crashes {
-		inputs[n] = repair.Input{Finding: out[i], Message: shadowMessage(req.Shadow, out[i]), Text: cell.Text, Facts: cf, History: hist, Unrun: unrun, Unran: unran, CrashKeys: crashKeys(req.Shadow, out[i]), CrashFacts: crashFacts(req.Shadow, out[i]), Site: crashSite(req.Shadow, out[i], hist)}
+		inputs[n] = repair.Input{Finding: out[i], Message: shadowMessage(req.Shadow, out[i]), Text: cell.Text, Facts: cf, History: hist, Unrun: unrun, Unran: unran, CrashKeys: crashKeys(req.Shadow, out[i]), CrashFacts: crashFacts(req.Shadow, out[i]), Site: crashSite(req.Shadow, out[i], hist), Suggestions: crashSuggestions(req.Shadow, out[i])}
 	}
 	active := j.Kernel != nil && j.Options.Shadow != ShadowOff && j.Options.Shadow != ""
 	insp := req.Inspection
@@ -306,7 +306,7 @@ func shadowMessage(r *facts.ShadowResult, f analysis.Finding) string {
 	if r == nil || r.Status != facts.ShadowError {
 		return ""
 	}
-	if f.Exception != "" && !strings.EqualFold(f.Exception, r.Exception) && !strings.HasSuffix(r.Exception, f.Exception) && !strings.HasSuffix(f.Exception, r.Exception) {
+	if !sameException(r, f) {
 		return ""
 	}
 	return r.Message

@@ -98,7 +98,7 @@ func runFixScenario(t *testing.T, sc *scenario) {
 			got += fmt.Sprintf("%d:%d ", rep.Source.Index(r.Cell), r.Range.Start.Line+1)
 		}
 		if strings.TrimSpace(got) != want {
-			t.Errorf("related %q, want %q", strings.TrimSpace(got), want)
+			t.Errorf("related %q, want %q\n%s", strings.TrimSpace(got), want, dump())
 		}
 	}
 	if sc.want["nofix"] == "true" {

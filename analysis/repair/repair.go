@@ -43,6 +43,9 @@ type Input struct {
 	// forward or helper it defines), is that cell and line (see FrameSite): the families run
 	// there too.
 	Site *Site
+	// Suggestions are the existing names nearest to a missing name or attribute, as the
+	// failing run saw them (facts.ShadowResult.Suggestions); nil without such a run.
+	Suggestions *facts.Suggestions
 }
 
 // Cell is one cell of the notebook: an executed cell of the history, or one of Unran.

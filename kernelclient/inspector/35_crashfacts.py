@@ -132,3 +132,49 @@ def _crash_facts(tb, code, lmap):
         size += n_bytes
         out[n] = v
     return out or None
+
+
+_CS_MAX = 3
+
+
+def _crash_suggestions(e):
+    """For a NameError or AttributeError, the names that do exist and are spelled nearest to
+    the missing one (facts.ShadowResult.Suggestions): dir() of the object the attribute was
+    looked up on, the innermost frame's locals, globals and builtins for a name. This is what
+    the interpreter's own "Did you mean" reads (3.12 prints it; 3.11 has e.name and e.obj
+    but prints nothing). The child is about to exit: dir() of a user object runs its code
+    there only."""
+    import difflib
+
+    name = getattr(e, "name", None)
+    if not isinstance(name, str) or not name:
+        return None
+    if isinstance(e, AttributeError):
+        obj = getattr(e, "obj", _MISSING)
+        if obj is _MISSING:
+            return None
+        try:
+            pool = [n for n in dir(obj) if isinstance(n, str)]
+        except BaseException:
+            return None
+        cutoff = 0.6
+    elif isinstance(e, NameError):
+        tb = e.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        if tb is None:
+            return None
+        f = tb.tb_frame
+        import builtins
+
+        pool = list(f.f_locals) + list(f.f_globals) + dir(builtins)
+        pool = [n for n in pool if isinstance(n, str) and not n.startswith("_")]
+        cutoff = 0.75
+    else:
+        return None
+    if len(pool) > 5000:
+        pool = pool[:5000]
+    near = difflib.get_close_matches(name, set(pool) - {name}, n=_CS_MAX, cutoff=cutoff)
+    if not near:
+        return None
+    return {"name": name, "candidates": near}
