@@ -699,6 +699,19 @@ class ShadowTest(unittest.TestCase):
         self.assertEqual(list(r["crash_facts"]), ["bn3"])
         self.assertEqual(r["crash_facts"]["bn3"]["len"], 2)
 
+    def test_crash_suggestions(self):
+        # The names that exist nearest to the missing one, as the failing run saw them: dir()
+        # of an object the cell built, the namespace of a helper's frame.
+        r = shadow("class Sc:\n    def transform(self):\n        return 1\nsc = Sc()\nsc.tranform()", trace=False)
+        self.assertEqual(r["exception"], "AttributeError")
+        self.assertEqual(r["suggestions"], {"name": "tranform", "candidates": ["transform"]})
+        r = shadow("sg_factor = 2\ndef sg_scale(v):\n    return v * sg_facter\nsg_scale(3)", trace=False)
+        self.assertEqual(r["suggestions"]["name"], "sg_facter")
+        self.assertEqual(r["suggestions"]["candidates"][0], "sg_factor")
+        # Nothing near: no suggestions.
+        r = shadow("sg_obj = object()\nsg_obj.feature_importances_", trace=False)
+        self.assertNotIn("suggestions", r)
+
     def test_lines_exact_with_magics(self):
         r = shadow("%matplotlib inline\nx = 1\n\n%time y = undefined_a")
         self.assertEqual((r["status"], r["exception"], r["line"]), ("error", "NameError", 4))
