@@ -134,18 +134,55 @@ def _crash_facts(tb, code, lmap):
     return out or None
 
 
+
 _CS_MAX = 3
+_CS_MOVE = 2  # CPython's suggestion costs (Lib/traceback.py, Python/suggestions.c)
+_CS_CASE = 1
+_CS_LONGEST = 40
+
+
+def _cs_distance(a, b, max_cost):
+    """CPython 3.12's Levenshtein distance for "Did you mean": substitutions and moves cost
+    2, a change of case 1, and anything over max_cost stops early."""
+    if a == b:
+        return 0
+    pre = 0
+    while pre < len(a) and pre < len(b) and a[pre] == b[pre]:
+        pre += 1
+    a, b = a[pre:], b[pre:]
+    while a and b and a[-1] == b[-1]:
+        a, b = a[:-1], b[:-1]
+    if not a or not b:
+        return _CS_MOVE * (len(a) + len(b))
+    if len(a) > _CS_LONGEST or len(b) > _CS_LONGEST:
+        return max_cost + 1
+    if len(b) < len(a):
+        a, b = b, a
+    if (len(b) - len(a)) * _CS_MOVE > max_cost:
+        return max_cost + 1
+    row = list(range(_CS_MOVE, _CS_MOVE * (len(a) + 1), _CS_MOVE))
+    result = 0
+    for bi, bc in enumerate(b):
+        distance = result = bi * _CS_MOVE
+        minimum = max_cost + 1
+        for i, ac in enumerate(a):
+            sub = distance + (0 if bc == ac else _CS_CASE if bc.lower() == ac.lower() else _CS_MOVE)
+            distance = row[i]
+            result = min(min(result, distance) + _CS_MOVE, sub)
+            row[i] = result
+            minimum = min(minimum, result)
+        if minimum > max_cost:
+            return max_cost + 1
+    return result
 
 
 def _crash_suggestions(e):
-    """For a NameError or AttributeError, the names that do exist and are spelled nearest to
-    the missing one (facts.ShadowResult.Suggestions): dir() of the object the attribute was
-    looked up on, the innermost frame's locals, globals and builtins for a name. This is what
-    the interpreter's own "Did you mean" reads (3.12 prints it; 3.11 has e.name and e.obj
-    but prints nothing). The child is about to exit: dir() of a user object runs its code
-    there only."""
-    import difflib
-
+    """For a NameError or AttributeError, the names that do exist and that Python's own "Did
+    you mean" would accept, nearest first (facts.ShadowResult.Suggestions): dir() of the
+    object the attribute was looked up on, the innermost frame's locals, globals and builtins
+    for a name. 3.12 prints one such suggestion; 3.11 has e.name and e.obj but prints none,
+    so the child computes them with the same costs and bound. The child is about to exit:
+    dir() of a user object runs its code there only."""
     name = getattr(e, "name", None)
     if not isinstance(name, str) or not name:
         return None
@@ -154,27 +191,30 @@ def _crash_suggestions(e):
         if obj is _MISSING:
             return None
         try:
-            pool = [n for n in dir(obj) if isinstance(n, str)]
+            pool = dir(obj)
         except BaseException:
             return None
-        cutoff = 0.6
     elif isinstance(e, NameError):
         tb = e.__traceback__
         while tb is not None and tb.tb_next is not None:
             tb = tb.tb_next
         if tb is None:
             return None
-        f = tb.tb_frame
         import builtins
 
+        f = tb.tb_frame
         pool = list(f.f_locals) + list(f.f_globals) + dir(builtins)
-        pool = [n for n in pool if isinstance(n, str) and not n.startswith("_")]
-        cutoff = 0.75
     else:
         return None
-    if len(pool) > 5000:
-        pool = pool[:5000]
-    near = difflib.get_close_matches(name, set(pool) - {name}, n=_CS_MAX, cutoff=cutoff)
-    if not near:
+    scored = []
+    for n in set(p for p in pool[:5000] if isinstance(p, str) and p != name):
+        if n.startswith("_") and not name.startswith("_"):
+            continue
+        bound = (len(n) + len(name) + 3) * _CS_MOVE // 6
+        d = _cs_distance(name, n, bound)
+        if d <= bound:
+            scored.append((d, n))
+    if not scored:
         return None
-    return {"name": name, "candidates": near}
+    scored.sort()
+    return {"name": name, "candidates": [n for _, n in scored[:_CS_MAX]]}
