@@ -93,6 +93,14 @@ type Finding struct {
 	// Related are other places the finding is about: the line of an earlier cell whose
 	// code raised the exception (a forward or helper it defines).
 	Related []Related `json:"related,omitempty"`
+	// Certain is true for a crash certain by construction: the rule concluded it from facts
+	// the inspection saw whole (a frame's complete columns, the kernel's namespace, None),
+	// about a state nothing in the cell changed before the line, by an operation whose
+	// failure Python or the library defines exactly. A clean shadow run can never disprove
+	// it, so an editor shows it at once; a finding that rests on introspection of a user or
+	// library class or on a model of a library call waits for the shadow run when one is
+	// coming (judge.Awaits). Not part of check's JSON contract.
+	Certain bool `json:"-"`
 }
 
 // Related is a place in another cell that a finding points at (LSP relatedInformation).

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/internal/testkit/kernel"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/kernelclient"
 	"github.com/premortem/premortem/notebook"
@@ -31,13 +32,8 @@ model = LogisticRegression()
 // the names it reads, and the rules (DESIGN.md's budget: under 30 ms p50). It reports the
 // median and 90th percentile besides the mean.
 func BenchmarkRuntimeFindings(b *testing.B) {
-	requireKernel(b)
 	ctx := context.Background()
-	k, err := kernelclient.Launch(ctx, kernelclient.LaunchOptions{Python: python, Cwd: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer k.Shutdown(context.Background())
+	k := kernel.Start(b, kernelclient.LaunchOptions{})
 	if r, err := k.Execute(ctx, benchSetup); err != nil || r.Status != "ok" {
 		b.Fatalf("setup: %v %+v", err, r)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/internal/testkit/kernel"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/kernelclient"
 )
@@ -16,13 +17,8 @@ import (
 // shadowBench launches a kernel, runs setup in it and returns a judge for it.
 func shadowBench(b *testing.B, setup string, budget time.Duration) *judge.Judge {
 	b.Helper()
-	requireKernel(b)
 	ctx := context.Background()
-	k, err := kernelclient.Launch(ctx, kernelclient.LaunchOptions{Python: python, Cwd: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = k.Shutdown(context.Background()) })
+	k := kernel.Start(b, kernelclient.LaunchOptions{})
 	if r, err := k.Execute(ctx, setup); err != nil || r.Status != "ok" {
 		b.Fatalf("setup: %v %+v", err, r)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/internal/testkit/python"
 	"github.com/premortem/premortem/judge"
 )
 
@@ -26,7 +27,7 @@ func BenchmarkFirstAnswer(b *testing.B) {
 	if err != nil || len(files) == 0 {
 		b.Fatalf("no development set: %v", err)
 	}
-	requireKernel(b)
+	python.Require(b, "ipykernel")
 	var lat []time.Duration
 	found, crashes, alarms, cleans, unknown := 0, 0, 0, 0, 0
 	for i := 0; i < b.N; i++ {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/analysis/repair"
+	"github.com/premortem/premortem/internal/testkit/python"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/kernelclient"
 	"github.com/premortem/premortem/notebook"
@@ -33,7 +34,7 @@ func TestFixRate(t *testing.T) {
 	if os.Getenv("PREMORTEM_FIXRATE") == "" {
 		t.Skip("fix-rate measurement: set PREMORTEM_FIXRATE=1 (runs about 100 kernels)")
 	}
-	requireKernel(t)
+	python.Require(t, "ipykernel")
 	type job struct {
 		set, id, path string
 		cell          int
@@ -65,7 +66,7 @@ func TestFixRate(t *testing.T) {
 	}
 	root, _ := filepath.Abs(filepath.Join("..", "testdata", "junobench"))
 	out := t.TempDir()
-	build := exec.Command(python, filepath.Join(root, "replay.py"), "build", out)
+	build := exec.Command(python.Path(), filepath.Join(root, "replay.py"), "build", out)
 	build.Dir = root
 	if b, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("replay.py build: %v\n%s", err, b)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/premortem/premortem/internal/testkit/python"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/notebook"
 )
@@ -93,7 +94,7 @@ func TestJunoBench(t *testing.T) {
 	if testing.Short() {
 		t.Skip("JunoBench accuracy runs real kernels on ~40 notebooks; skipped with -short")
 	}
-	requireKernel(t)
+	python.Require(t, "ipykernel")
 	root, err := filepath.Abs(filepath.Join("..", "testdata", "junobench"))
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +106,7 @@ func TestJunoBench(t *testing.T) {
 	if env := os.Getenv("PREMORTEM_JUNOBENCH_CASES"); env != "" {
 		args = append(args, strings.Split(env, ",")...)
 	}
-	build := exec.Command(python, args...)
+	build := exec.Command(python.Path(), args...)
 	build.Dir = root
 	if b, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("replay.py build: %v\n%s", err, b)

@@ -200,6 +200,14 @@ func sameCrash(pred, real analysis.Finding) bool {
 	return sameExceptionName(pred.Exception, real.Exception)
 }
 
+// Awaits reports whether a finding should wait for a shadow run of the same state that is
+// coming before an editor shows it: a crash the static layer or the rules predict that is
+// not certain by construction (analysis.Finding.Certain), which a clean run would dismiss
+// (Merge) a moment after the user saw it.
+func Awaits(f analysis.Finding) bool {
+	return predictsCrash(f) && !f.Certain && (f.Source == analysis.SourceStatic || f.Source == analysis.SourceRules)
+}
+
 // predictsCrash reports whether a finding says the cell will raise.
 func predictsCrash(f analysis.Finding) bool {
 	if f.Exception == "" {

@@ -22,7 +22,8 @@ import (
 // run, fastdev.go); the LLM; then fix verification of the focus cell's predicted crashes
 // (verify.go), last because it runs the LLM's fixes too and costs one shadow run per
 // candidate. Each layer's answer goes to Pass.Publish as it arrives; the caller decides
-// what to keep and show. What an editor needs beyond that (cached answers, the shadow gate,
+// what to keep and show (an editor holds back what Awaits says while the focus cell's
+// shadow run is coming, so a clean run never withdraws a squiggle the user already saw). What an editor needs beyond that (cached answers, the shadow gate,
 // a busy kernel, progress) comes in through Pass, so the two callers cannot drift apart.
 //
 // When the LLM is asked. Only when no shadow run already answered: a run that crashed, or

@@ -12,6 +12,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/analysis/repair"
+	"github.com/premortem/premortem/internal/testkit/python"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/kernelclient"
 	"github.com/premortem/premortem/notebook"
@@ -32,7 +33,7 @@ func TestFixScenarios(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no scenario in testdata/scenarios/fix")
 	}
-	requireKernel(t)
+	python.Require(t, "ipykernel")
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
 		t.Run(name, func(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/premortem/premortem/internal/testkit/python"
 )
 
 // BenchmarkSilentExecute is the round trip of an empty silent execute: the floor of every
@@ -41,7 +43,7 @@ var benchNames = []string{"n0", "n1", "n2", "l0", "t0", "d0", "s0", "a0", "a1", 
 // BenchmarkInspect20 inspects 20 names (values on) in one request; busy-ms/op is how long
 // the kernel was busy for it (what the user's next cell could wait at worst).
 func BenchmarkInspect20(b *testing.B) {
-	requirePython(b, "pandas")
+	python.Require(b, "pandas")
 	l := launch(b, LaunchOptions{})
 	ctx := ctxT(b, 5*time.Minute)
 	if r, err := l.Execute(ctx, benchNamespace); err != nil || r.Status != "ok" {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/premortem/premortem/internal/testkit/python"
 )
 
 // historyProbe prints the user-visible history state; the cell itself is run N+1.
@@ -316,7 +318,7 @@ func TestRestartSamePorts(t *testing.T) {
 	if err := l.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(pythonPath, "-m", "ipykernel_launcher", "-f", l.ConnectionFile)
+	cmd := exec.Command(python.Path(), "-m", "ipykernel_launcher", "-f", l.ConnectionFile)
 	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/premortem/premortem/internal/testkit/python"
 )
 
 func TestDiscover(t *testing.T) {
@@ -146,7 +148,7 @@ func TestFindKernelSpecs(t *testing.T) {
 // TestLaunchFallsBackToSystemPython: a spec whose argv[0] is a bare "python3" works even
 // when the python3 on PATH lacks ipykernel.
 func TestLaunchFallsBackToSystemPython(t *testing.T) {
-	requirePython(t, "ipykernel")
+	python.Require(t, "ipykernel")
 	dir := t.TempDir()
 	t.Setenv("JUPYTER_PATH", dir)
 	spec := filepath.Join(dir, "kernels", "barepy")
@@ -172,9 +174,9 @@ func TestLaunchFallsBackToSystemPython(t *testing.T) {
 }
 
 func TestShutdownReapsKernel(t *testing.T) {
-	requirePython(t, "ipykernel")
+	python.Require(t, "ipykernel")
 	ctx := ctxT(t, 60*time.Second)
-	l, err := Launch(ctx, LaunchOptions{Python: pythonPath, Cwd: t.TempDir()})
+	l, err := Launch(ctx, LaunchOptions{Python: python.Path(), Cwd: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

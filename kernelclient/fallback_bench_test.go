@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/internal/testkit/python"
 )
 
 // BenchmarkFallbackView: what the fallback's private view of files (inspector 33_view.py)
@@ -16,7 +17,7 @@ import (
 // the run phases is the emulation's cost, guards-ms the time to install the view and the
 // other guards, p50-ms the whole verdict.
 func BenchmarkFallbackView(b *testing.B) {
-	requirePython(b, "pandas")
+	python.Require(b, "pandas")
 	l := launch(b, LaunchOptions{})
 	ctx := ctxT(b, 10*time.Minute)
 	mustExecute(b, ctx, l, "import pandas as pd, numpy as np, io\ndf = pd.DataFrame({'Age': np.arange(1000.0)})")

@@ -2,28 +2,20 @@ package kernelclient
 
 import (
 	"context"
-	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/premortem/premortem/internal/testkit/python"
 )
 
-// pythonPath is the interpreter with Debian's ipykernel, jupyter_client and notebook.
-const pythonPath = "/usr/bin/python3"
-
-// requirePython skips the test when pythonPath cannot import module.
-func requirePython(t testing.TB, module string) {
-	t.Helper()
-	if err := exec.Command(pythonPath, "-c", "import "+module).Run(); err != nil {
-		t.Skipf("%s cannot import %s (%v): install python3-ipykernel / python3-notebook to run this test", pythonPath, module, err)
-	}
-}
-
-// launch starts a real ipykernel for a test and shuts it down at the end.
+// launch starts a real ipykernel for a test and shuts it down at the end. It is
+// internal/testkit/kernel's Start for this package's own tests, which cannot import that
+// package (it imports kernelclient), and unlike Start it runs in -short mode.
 func launch(t testing.TB, opts LaunchOptions) *Launched {
 	t.Helper()
-	requirePython(t, "ipykernel")
+	python.Require(t, "ipykernel")
 	if opts.Python == "" {
-		opts.Python = pythonPath
+		opts.Python = python.Path()
 	}
 	if opts.Cwd == "" {
 		opts.Cwd = t.TempDir()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/internal/testkit/python"
 )
 
 // stateProbe prints, as JSON, everything premortem must leave unchanged in the user's kernel:
@@ -106,8 +107,8 @@ def f(x, *, k=2): return x
 // TestInspectorKinds: the facts of each supported kind decode into facts types with the right
 // shape, dtype, columns and fitted state, from a real kernel.
 func TestInspectorKinds(t *testing.T) {
-	requirePython(t, "torch")
-	requirePython(t, "sklearn")
+	python.Require(t, "torch")
+	python.Require(t, "sklearn")
 	l := launch(t, LaunchOptions{})
 	ctx := ctxT(t, 120*time.Second)
 	mustExecute(t, ctx, l, kindsSetup)
@@ -183,8 +184,8 @@ func TestInspectorKinds(t *testing.T) {
 // TestInspectorNoTrace: inspecting every kind leaves namespace, history, outputs, execution
 // count and the random/numpy/torch RNG states exactly as they were (a real execute shows it).
 func TestInspectorNoTrace(t *testing.T) {
-	requirePython(t, "torch")
-	requirePython(t, "sklearn")
+	python.Require(t, "torch")
+	python.Require(t, "sklearn")
 	l := launch(t, LaunchOptions{})
 	ctx := ctxT(t, 120*time.Second)
 	mustExecute(t, ctx, l, kindsSetup)
@@ -206,7 +207,7 @@ func TestInspectorNoTrace(t *testing.T) {
 // BenchmarkInspectDataFrame compares a 1,000-row and a 10-million-row 20-column DataFrame:
 // sampling keeps the kernel's work independent of size (goal: within 2x).
 func BenchmarkInspectDataFrame(b *testing.B) {
-	requirePython(b, "pandas")
+	python.Require(b, "pandas")
 	l := launch(b, LaunchOptions{})
 	ctx := ctxT(b, 10*time.Minute)
 	mustExecute(b, ctx, l, "import numpy as np, pandas as pd\n"+
@@ -244,7 +245,7 @@ func TestInspectSamplingBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocates 1.6 GB in a kernel")
 	}
-	requirePython(t, "pandas")
+	python.Require(t, "pandas")
 	l := launch(t, LaunchOptions{})
 	ctx := ctxT(t, 5*time.Minute)
 	mustExecute(t, ctx, l, "import numpy as np, pandas as pd\n"+
@@ -274,8 +275,8 @@ func TestInspectSamplingBounded(t *testing.T) {
 // BenchmarkInspect20Names: one inspection of twenty names of every kind (the kernel's busy
 // time per inspection; goal under 20 ms).
 func BenchmarkInspect20Names(b *testing.B) {
-	requirePython(b, "torch")
-	requirePython(b, "sklearn")
+	python.Require(b, "torch")
+	python.Require(b, "sklearn")
 	l := launch(b, LaunchOptions{})
 	ctx := ctxT(b, 5*time.Minute)
 	mustExecute(b, ctx, l, kindsSetup)

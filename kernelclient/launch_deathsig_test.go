@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/premortem/premortem/internal/testkit/python"
 )
 
 // TestKernelOutlivesLaunchingThread: Linux sends a kernel's death signal when the *thread*
@@ -15,7 +17,7 @@ import (
 // ends (a locked goroutine returning ends its thread) must go on running: Launch forks from
 // a thread of its own that lives as long as the kernel.
 func TestKernelOutlivesLaunchingThread(t *testing.T) {
-	requirePython(t, "ipykernel")
+	python.Require(t, "ipykernel")
 	got := make(chan *Launched, 1)
 	go func() {
 		// Locked and never unlocked: the thread ends when this goroutine returns.

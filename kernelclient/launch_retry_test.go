@@ -5,12 +5,14 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/premortem/premortem/internal/testkit/python"
 )
 
 // TestLaunchRetriesOnPortClash: when another process takes one of the ports between our
 // choosing it and the kernel binding it, Launch starts the kernel again on fresh ports.
 func TestLaunchRetriesOnPortClash(t *testing.T) {
-	requirePython(t, "ipykernel")
+	python.Require(t, "ipykernel")
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +31,7 @@ func TestLaunchRetriesOnPortClash(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	l, err := Launch(ctx, LaunchOptions{Python: "/usr/bin/python3"})
+	l, err := Launch(ctx, LaunchOptions{Python: python.Path()})
 	if err != nil {
 		t.Fatalf("Launch after a port clash: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/internal/testkit/python"
 )
 
 // trainCell is a 20-epoch training cell: an MLP on 20 000 rows in batches of 64 (6 260
@@ -23,7 +24,7 @@ const trainCell = "for epoch in range(20):\n    for xb, yb in loader:\n        l
 // 20-epoch training cell on meta tensors (--shadow-tensors meta: no arithmetic) and on real
 // tensors. run-ms is the child's run phase.
 func BenchmarkShadowTrain20Epochs(b *testing.B) {
-	requirePython(b, "torch")
+	python.Require(b, "torch")
 	l := launch(b, LaunchOptions{})
 	ctx := ctxT(b, 20*time.Minute)
 	mustExecute(b, ctx, l, trainSetup)

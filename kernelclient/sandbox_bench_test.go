@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/internal/testkit/python"
 )
 
 // BenchmarkShadowSandbox: shadow verdict latency (fork, sandbox, run, collection) of a small
@@ -16,7 +17,7 @@ import (
 // second fork, /proc, containment; or the fallback's scratch and containment), overlay-ms
 // and init-ms two of its steps.
 func BenchmarkShadowSandbox(b *testing.B) {
-	requirePython(b, "torch")
+	python.Require(b, "torch")
 	for _, size := range []string{"small", "2GB"} {
 		b.Run(size, func(b *testing.B) {
 			l := launch(b, LaunchOptions{})

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/internal/testkit/python"
 )
 
 // sandboxSetup is a kernel as a training notebook leaves it: libraries loaded, a log file,
@@ -239,9 +240,9 @@ func strayProcesses() []int {
 // for byte, the kernel's stderr and IOPub (exactly two status messages per request), no child
 // or stray process; at the end, namespace, In/Out, execution count and RNG states.
 func TestSandboxSafety(t *testing.T) {
-	requirePython(t, "torch")
-	requirePython(t, "sklearn")
-	requirePython(t, "matplotlib")
+	python.Require(t, "torch")
+	python.Require(t, "sklearn")
+	python.Require(t, "matplotlib")
 	dir, home, tmp := t.TempDir(), t.TempDir(), t.TempDir()
 	ipy := filepath.Join(home, ".ipython")
 	l := launch(t, LaunchOptions{Cwd: dir, Env: []string{"HOME=" + home, "TMPDIR=" + tmp, "IPYTHONDIR=" + ipy}})
@@ -338,7 +339,7 @@ func outsideDiff(a, b outsideState) string {
 // matplotlib config or font cache yet) then a plot of series of different lengths is the
 // ValueError it is, with both sandboxes, and HOME stays empty.
 func TestSandboxFirstImport(t *testing.T) {
-	requirePython(t, "matplotlib")
+	python.Require(t, "matplotlib")
 	dir, home, tmp := t.TempDir(), t.TempDir(), t.TempDir()
 	l := launch(t, LaunchOptions{Cwd: dir, Env: []string{"HOME=" + home, "TMPDIR=" + tmp, "MPLCONFIGDIR=", "XDG_CACHE_HOME=", "XDG_CONFIG_HOME="}})
 	ctx := ctxT(t, 5*time.Minute)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/internal/testkit/python"
 )
 
 // noNamespacesPython writes an interpreter wrapper that starts the kernel the way Docker's
@@ -22,7 +23,7 @@ func noNamespacesPython(t *testing.T) string {
 		t.Fatal(err)
 	}
 	w := filepath.Join(t.TempDir(), "python-no-namespaces")
-	body := "#!/bin/sh\nexec " + pythonPath + " " + script + " " + pythonPath + " \"$@\"\n"
+	body := "#!/bin/sh\nexec " + python.Path() + " " + script + " " + python.Path() + " \"$@\"\n"
 	if err := os.WriteFile(w, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -36,9 +37,9 @@ func noNamespacesPython(t *testing.T) string {
 // the cells that write and read back get the fallback's verdicts: the same as with
 // namespaces (crash found, clean twin ok).
 func TestSandboxSafetyWithoutNamespaces(t *testing.T) {
-	requirePython(t, "torch")
-	requirePython(t, "sklearn")
-	requirePython(t, "matplotlib")
+	python.Require(t, "torch")
+	python.Require(t, "sklearn")
+	python.Require(t, "matplotlib")
 	dir, home, tmp := t.TempDir(), t.TempDir(), t.TempDir()
 	ipy := filepath.Join(home, ".ipython")
 	l := launch(t, LaunchOptions{Cwd: dir, Python: noNamespacesPython(t),

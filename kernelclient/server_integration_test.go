@@ -19,7 +19,8 @@ type notebookServer struct {
 }
 
 // startNotebookServer starts the shared test server and stops it (and its kernels) at the
-// end; it skips the test when /usr/bin/python3 lacks notebook or ipykernel.
+// end; it skips the test when the tests' Python (internal/testkit/python) lacks notebook or
+// ipykernel.
 func startNotebookServer(t *testing.T) *notebookServer {
 	t.Helper()
 	s := &notebookServer{Server: jupyter.Start(t)}

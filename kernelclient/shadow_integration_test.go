@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/internal/testkit/python"
 )
 
 // collectShadow polls ShadowResult until the run is over (the kernel never waits inside a
@@ -157,8 +158,8 @@ var safetyCells = []struct {
 // files, the user's namespace, In/Out, execution count and RNG states unchanged, crashes come
 // back with the exact line, and no child process is left behind.
 func TestShadowSafety(t *testing.T) {
-	requirePython(t, "torch")
-	requirePython(t, "matplotlib")
+	python.Require(t, "torch")
+	python.Require(t, "matplotlib")
 	dir := t.TempDir()
 	l := launch(t, LaunchOptions{Cwd: dir})
 	ctx := ctxT(t, 5*time.Minute)
@@ -212,7 +213,7 @@ func TestShadowSafety(t *testing.T) {
 // TestShadowKernelStaysFree: while a child loops, the user's own execute is answered at once
 // (it completes before the child does), and cancelling reaps the child.
 func TestShadowKernelStaysFree(t *testing.T) {
-	requirePython(t, "numpy")
+	python.Require(t, "numpy")
 	l := launch(t, LaunchOptions{})
 	ctx := ctxT(t, 2*time.Minute)
 	mustExecute(t, ctx, l, "import numpy as np\nx = 1")
@@ -256,7 +257,7 @@ func TestShadowKernelStaysFree(t *testing.T) {
 
 // TestShadowTrace: the per-line trace has the compact facts of the names each line assigned.
 func TestShadowTrace(t *testing.T) {
-	requirePython(t, "pandas")
+	python.Require(t, "pandas")
 	l := launch(t, LaunchOptions{})
 	ctx := ctxT(t, time.Minute)
 	mustExecute(t, ctx, l, "import numpy as np, pandas as pd\ndf = pd.DataFrame(np.zeros((712, 9)))")
@@ -312,7 +313,7 @@ const smallCell = "s = df['Age'].mean()\nt = torch.ones(3) * s\nbad = df['Nope']
 // BenchmarkShadowSmallCell: shadow latency of a small cell in a kernel with pandas and torch
 // imported (goal p50 < 300 ms including collection), and the fork request's busy time.
 func BenchmarkShadowSmallCell(b *testing.B) {
-	requirePython(b, "torch")
+	python.Require(b, "torch")
 	l := launch(b, LaunchOptions{})
 	ctx := ctxT(b, 10*time.Minute)
 	mustExecute(b, ctx, l, "import pandas as pd, torch\ndf = pd.DataFrame({'Age': [1.0, 2.0]})")
@@ -326,7 +327,7 @@ func BenchmarkShadowSmallCell(b *testing.B) {
 // BenchmarkShadowBigKernel: the same with the kernel holding 2 GB of numpy data (touched,
 // so it is resident): fork copies page tables, not pages.
 func BenchmarkShadowBigKernel(b *testing.B) {
-	requirePython(b, "torch")
+	python.Require(b, "torch")
 	l := launch(b, LaunchOptions{})
 	ctx := ctxT(b, 10*time.Minute)
 	mustExecute(b, ctx, l, "import numpy as np, pandas as pd, torch\ndf = pd.DataFrame({'Age': [1.0, 2.0]})\n"+
@@ -346,7 +347,7 @@ func BenchmarkShadowBigKernel(b *testing.B) {
 // TestShadowChildDiesWithKernel: a kernel that dies (crash, restart) takes its looping
 // shadow child with it instead of leaving an orphan burning CPU.
 func TestShadowChildDiesWithKernel(t *testing.T) {
-	requirePython(t, "ipykernel")
+	python.Require(t, "ipykernel")
 	l := launch(t, LaunchOptions{})
 	ctx := ctxT(t, time.Minute)
 	who, err := l.WhoAmI(ctx)

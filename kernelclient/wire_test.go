@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/premortem/premortem/internal/testkit/python"
 )
 
 type goldenCase struct {
@@ -194,7 +196,7 @@ func TestDigestHistoryBounded(t *testing.T) {
 
 // TestPythonVerifiesOurMessages has jupyter_client's Session deserialize what we sign.
 func TestPythonVerifiesOurMessages(t *testing.T) {
-	requirePython(t, "jupyter_client")
+	python.Require(t, "jupyter_client")
 	s, _ := NewSigner("py-check-key", "hmac-sha256")
 	m, err := newSession().newMessage("execute_request", map[string]any{"code": "x = 'é ✓'", "silent": false})
 	if err != nil {
@@ -218,7 +220,7 @@ idents, rest = s.feed_identities(frames)
 msg = s.deserialize(rest)
 print(msg["header"]["msg_type"], msg["content"]["code"])
 `
-	cmd := exec.Command(pythonPath, "-c", script)
+	cmd := exec.Command(python.Path(), "-c", script)
 	cmd.Stdin = bytes.NewReader(in)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

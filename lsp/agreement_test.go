@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +14,8 @@ import (
 	"go.lsp.dev/protocol"
 	"golang.org/x/tools/txtar"
 
+	"github.com/premortem/premortem/internal/testkit/kernel"
+	"github.com/premortem/premortem/internal/testkit/python"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/kernelclient"
 	"github.com/premortem/premortem/notebook"
@@ -32,9 +33,7 @@ func TestEditorAgreesWithCheck(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts kernels")
 	}
-	if exec.Command("/usr/bin/python3", "-c", "import ipykernel, pandas, numpy").Run() != nil {
-		t.Skip("/usr/bin/python3 lacks ipykernel (or pandas/numpy): install python3-ipykernel to run kernel tests")
-	}
+	python.Require(t, "ipykernel", "pandas", "numpy")
 	for _, name := range []string{"pandas_missing_column", "sandbox_csv_roundtrip", "pandas_missing_column_fixed"} {
 		t.Run(name, func(t *testing.T) { agreeOn(t, filepath.Join("..", "testdata", "scenarios", "check", name+".txtar")) })
 	}
@@ -116,17 +115,7 @@ func agreeOn(t *testing.T, scenario string) {
 
 	// The editor: a kernel in the notebook's folder in which the executed cells ran, as the
 	// replay ran them.
-	lctx, lcancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer lcancel()
-	k, err := kernelclient.Launch(lctx, kernelclient.LaunchOptions{Python: "/usr/bin/python3", Cwd: dir, Env: append(os.Environ(), "MPLBACKEND=Agg")})
-	if err != nil {
-		t.Fatalf("launch kernel: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = k.Shutdown(ctx)
-	})
+	k := kernel.Start(t, kernelclient.LaunchOptions{Cwd: dir, Env: append(os.Environ(), "MPLBACKEND=Agg")}, "pandas", "numpy")
 	var cells []vsCell
 	for i, c := range nb.Cells {
 		vc := vsCell{handle: i, text: c.Text}

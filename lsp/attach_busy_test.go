@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/premortem/premortem/internal/testkit/python"
 )
 
 // iopubWatcher is a jupyter_client subscriber printing every IOPub message's type, parent
@@ -41,7 +43,7 @@ type iopubLine struct {
 func TestAttachToBusyKernel(t *testing.T) {
 	l := launchKernelIn(t, t.TempDir())
 	n := execute(t, l, restartSetup)
-	watch := exec.Command("/usr/bin/python3", "-c", iopubWatcher, l.ConnectionFile)
+	watch := exec.Command(python.Path(), "-c", iopubWatcher, l.ConnectionFile)
 	out, err := watch.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -26,8 +26,10 @@ type testClient struct {
 	nextID  int
 	pending map[string]chan rawResponse
 	diags   map[string][]protocol.Diagnostic
-	// publishes counts publishDiagnostics per URI.
+	// publishes counts publishDiagnostics per URI; history keeps every list published per
+	// URI, in order.
 	publishes map[string]int
+	history   map[string][][]protocol.Diagnostic
 	logs      []string
 	shown     []string
 	progress  []json.RawMessage
@@ -65,6 +67,7 @@ func newTestClient(t testing.TB, w io.WriteCloser, r io.Reader) *testClient {
 		pending:   map[string]chan rawResponse{},
 		diags:     map[string][]protocol.Diagnostic{},
 		publishes: map[string]int{},
+		history:   map[string][][]protocol.Diagnostic{},
 		changed:   make(chan struct{}),
 	}
 	go c.read(r)
@@ -199,6 +202,7 @@ func (c *testClient) dispatch(m wireMsg) {
 		}
 		c.diags[p.URI] = p.Diagnostics
 		c.publishes[p.URI]++
+		c.history[p.URI] = append(c.history[p.URI], p.Diagnostics)
 	case m.Method == "window/logMessage":
 		var p protocol.LogMessageParams
 		_ = json.Unmarshal(m.Params, &p)

@@ -237,12 +237,16 @@ func (s *Server) explicitShadow(ctx context.Context, a *attachment, uri string) 
 	if mode == ShadowOff {
 		mode = ShadowSafe
 	}
+	p := &pass{d: d, gen: d.gen.Load(), snap: snap, settings: settings, focus: c.ID, force: true}
+	// This run answers for the cell now: it takes over the hold before the automatic run it
+	// cancels gives up, so what waited for that run goes on waiting for this one.
+	d.beginHold(p, c.ID, true)
+	defer s.endHold(p)
 	seq, end, err := a.shadow.beginExplicit(ctx)
 	if err != nil {
 		return "", err
 	}
 	defer end()
-	p := &pass{d: d, gen: d.gen.Load(), snap: snap, settings: settings, focus: c.ID, force: true}
 	// The user asked for this run: wait for the full run's answer (progress shows it).
 	r, err := s.rt.shadowNow(ctx, p, a, res, c, mode)
 	if l := d.layersFor(c); err == nil && r != nil && !judge.Superseded(r) && l != nil && l.shadow != nil && !l.shadowProvisional {

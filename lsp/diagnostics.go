@@ -31,6 +31,8 @@ type pass struct {
 	focus string
 	// force re-runs layers even when their cached answer is current (commands).
 	force bool
+	// hold is the pass's hold on its focus cell's uncertain findings (hold.go), nil for none.
+	hold *shadowHold
 }
 
 // schedule starts a new pass for d on a snapshot of its current state, cancelling the
@@ -40,6 +42,8 @@ func (s *Server) schedule(d *document) { s.scheduleWith(d, "", false) }
 // scheduleWith is schedule with an explicit focus cell (empty: the last edited cell) and
 // an optional forced re-run of the kernel layers.
 func (s *Server) scheduleWith(d *document, focus string, force bool) {
+	// Asked before Server.mu is taken: the attachments have their own lock.
+	attached := s.rt.attachmentFor(d) != nil
 	s.mu.Lock()
 	if s.docs[d.uri] != d {
 		s.mu.Unlock()
@@ -50,6 +54,7 @@ func (s *Server) scheduleWith(d *document, focus string, force bool) {
 		focus = d.focus
 	}
 	p := &pass{d: d, gen: d.gen.Add(1), snap: d.snapshot(), settings: s.settings, focus: focus, force: force}
+	d.beginHold(p, focus, attached && shadowComing(d, p.snap.Cell(focus), p.settings))
 	ctx, cancel := context.WithCancel(s.ctx)
 	d.passCancel = cancel
 	s.mu.Unlock()
@@ -63,6 +68,13 @@ func (s *Server) runPass(ctx context.Context, p *pass) {
 		if r := recover(); r != nil {
 			s.tracef("panic in diagnostics pass for %s: %v\n%s", d.uri, r, debug.Stack())
 			s.logf(protocol.MessageTypeError, "internal error while checking %s: %v (premortem keeps running)", d.uri, r)
+		}
+	}()
+	// A pass that ends, whatever the reason, shows what its hold kept back (a cancelled
+	// one leaves it to the pass that replaced it).
+	defer func() {
+		if ctx.Err() == nil {
+			s.endHold(p)
 		}
 	}()
 	res, err := s.analyze(ctx, d, p.gen, p.snap)
@@ -252,6 +264,9 @@ func (d *document) mergedLocked(res *analysis.Result, c *notebook.Cell, index in
 		}
 		l.LLM = cl.llm
 	}
+	// While the cell's shadow run is coming, what it may disprove waits for it (hold.go).
+	h := d.holdForLocked(c)
+	l.Static, l.Rules = h.withheld(l.Static), h.withheld(l.Rules)
 	if len(l.Static)+len(l.Rules)+len(l.ShadowFindings)+len(l.LLM) == 0 && l.Shadow == nil {
 		return nil
 	}

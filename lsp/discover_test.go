@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/premortem/premortem/internal/testkit/jupyter"
+	"github.com/premortem/premortem/internal/testkit/kernel"
 	"github.com/premortem/premortem/kernelclient"
 )
 
@@ -80,23 +80,7 @@ func TestKernelEntries(t *testing.T) {
 // with its pid, and attachKernel takes the entry's connectionFile.
 func TestListKernelsLaunched(t *testing.T) {
 	dir := t.TempDir()
-	if testing.Short() {
-		t.Skip("starts a kernel")
-	}
-	if exec.Command("/usr/bin/python3", "-c", "import ipykernel").Run() != nil {
-		t.Skip("/usr/bin/python3 lacks ipykernel")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	l, err := kernelclient.Launch(ctx, kernelclient.LaunchOptions{Python: "/usr/bin/python3", Cwd: t.TempDir(), RuntimeDir: dir})
-	if err != nil {
-		t.Fatalf("launch kernel: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = l.Shutdown(ctx)
-	})
+	l := kernel.Start(t, kernelclient.LaunchOptions{RuntimeDir: dir})
 	c, _ := startInProcessWith(t, func(s *Server) { s.rt.dirs = []string{dir} })
 	c.initialize(map[string]any{"debounce": 10, "shadow": map[string]any{"mode": "off"}, "kernel": map[string]any{"autoAttach": false}})
 	var list []KernelEntry
@@ -114,7 +98,7 @@ func TestListKernelsLaunched(t *testing.T) {
 
 // startNotebookServer starts the classic Jupyter Notebook server the tests share
 // (internal/testkit/jupyter) and stops it, with its kernels, at the end; it skips the test
-// in -short mode and when /usr/bin/python3 lacks notebook, ipykernel or pandas.
+// in -short mode and when the tests' Python (internal/testkit/python) lacks notebook, ipykernel or pandas.
 func startNotebookServer(t *testing.T) *jupyter.Server {
 	t.Helper()
 	if testing.Short() {

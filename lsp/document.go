@@ -62,6 +62,9 @@ type document struct {
 	staleRuns map[string]int
 	// verify holds the fixes proven in a copy of the kernel, per cell (verify.go).
 	verify verifyStore
+	// hold is the latest pass's hold on its focus cell's uncertain findings while its
+	// shadow run is coming (hold.go); nil for none. Guarded by rmu.
+	hold *shadowHold
 }
 
 // cellLayers is what the rules, shadow and LLM layers found for one cell text. The

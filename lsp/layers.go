@@ -190,6 +190,9 @@ func (s *layerSink) publish(ans judge.Answer) {
 			if s.ctx.Err() == nil && !errors.Is(ans.Err, judge.ErrSuperseded) {
 				srv.tracef("shadow run of %s: %v", c.ID, ans.Err)
 			}
+			if s.ctx.Err() == nil {
+				srv.endHold(s.p) // no answer will come: what waited for it shows
+			}
 			return
 		}
 		if s.a != nil {
@@ -200,6 +203,10 @@ func (s *layerSink) publish(ans judge.Answer) {
 			l.notes = append(l.notes, ans.Notes...)
 		}) {
 			return // forked from the kernel before its restart: nothing to keep
+		}
+		if !ans.Provisional {
+			// The final answer is in: the merge decides about what waited for it.
+			d.releaseHold(s.p)
 		}
 		srv.publish(s.ctx, d, s.p.gen)
 		if len(ans.Shadow.Trace) > 0 {

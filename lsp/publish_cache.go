@@ -21,6 +21,7 @@ type pubEntry struct {
 	layers   *cellLayers
 	layersV  int
 	verifyV  int
+	hold     *shadowHold
 	settings pubSettings
 	// related are the names related locations were computed for, with the flow's
 	// DefinitionsKey of each at the time.
@@ -50,11 +51,12 @@ func (d *document) cellDiagnosticsLocked(c *notebook.Cell, index int, settings S
 		clV = cl.version
 	}
 	vV := d.verify.changes()
+	h := d.holdForLocked(c)
 	if e := d.pubCache[c.ID]; e != nil && e.settings == ps && e.text == c.Text && e.line == c.SourceLine &&
-		e.layers == cl && e.layersV == clV && e.verifyV == vV && sameFindings(e.static, static) && e.relatedCurrent(d.static.Flow) {
+		e.layers == cl && e.layersV == clV && e.verifyV == vV && e.hold == h && sameFindings(e.static, static) && e.relatedCurrent(d.static.Flow) {
 		return e.diags
 	}
-	e := &pubEntry{static: static, text: c.Text, line: c.SourceLine, layers: cl, layersV: clV, verifyV: vV, settings: ps}
+	e := &pubEntry{static: static, text: c.Text, line: c.SourceLine, layers: cl, layersV: clV, verifyV: vV, hold: h, settings: ps}
 	for _, f := range d.mergedLocked(d.static, c, index, settings) {
 		rel, name := d.relatedLocked(f, c)
 		rel = append(d.ownRelatedLocked(f), rel...)

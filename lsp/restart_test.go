@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/premortem/premortem/internal/testkit/kernel"
+	"github.com/premortem/premortem/internal/testkit/python"
 	"github.com/premortem/premortem/kernelclient"
 )
 
@@ -27,24 +29,7 @@ const (
 // launchKernelIn is launchKernel with the connection file in dir.
 func launchKernelIn(t *testing.T, dir string) *kernelclient.Launched {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a kernel")
-	}
-	if exec.Command("/usr/bin/python3", "-c", "import ipykernel, pandas, numpy, jupyter_client").Run() != nil {
-		t.Skip("/usr/bin/python3 lacks ipykernel, jupyter_client or pandas: install python3-ipykernel to run kernel tests")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	l, err := kernelclient.Launch(ctx, kernelclient.LaunchOptions{Python: "/usr/bin/python3", Cwd: t.TempDir(), RuntimeDir: dir})
-	if err != nil {
-		t.Fatalf("launch kernel: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = l.Shutdown(ctx)
-	})
-	return l
+	return kernel.Start(t, kernelclient.LaunchOptions{RuntimeDir: dir}, "pandas", "numpy", "jupyter_client")
 }
 
 // startOnFile starts a new kernel process on an existing connection file (the same ports
@@ -52,7 +37,7 @@ func launchKernelIn(t *testing.T, dir string) *kernelclient.Launched {
 // of the new kernel for the test to run the user's cells with.
 func startOnFile(t *testing.T, file string) kernelclient.Kernel {
 	t.Helper()
-	cmd := exec.Command("/usr/bin/python3", "-m", "ipykernel_launcher", "-f", file)
+	cmd := exec.Command(python.Path(), "-m", "ipykernel_launcher", "-f", file)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -197,7 +182,7 @@ kc.start_channels()
 kc.shutdown(restart=True)
 kc.get_control_msg(timeout=10)
 `
-	if out, err := exec.Command("/usr/bin/python3", "-c", py, l.ConnectionFile).CombinedOutput(); err != nil {
+	if out, err := exec.Command(python.Path(), "-c", py, l.ConnectionFile).CombinedOutput(); err != nil {
 		t.Fatalf("shutdown_request(restart=True): %v\n%s", err, out)
 	}
 	select {

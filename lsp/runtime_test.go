@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,30 +16,15 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 	"go.lsp.dev/protocol"
 
+	"github.com/premortem/premortem/internal/testkit/kernel"
 	"github.com/premortem/premortem/kernelclient"
 )
 
-// launchKernel starts a real ipykernel with /usr/bin/python3, shut down at cleanup.
+// launchKernel starts a real ipykernel with the pandas and numpy lsp's tests use
+// (internal/testkit/kernel), shut down at cleanup.
 func launchKernel(t *testing.T) *kernelclient.Launched {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a kernel")
-	}
-	if exec.Command("/usr/bin/python3", "-c", "import ipykernel, pandas, numpy").Run() != nil {
-		t.Skip("/usr/bin/python3 lacks ipykernel (or pandas/numpy): install python3-ipykernel to run kernel tests")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	l, err := kernelclient.Launch(ctx, kernelclient.LaunchOptions{Python: "/usr/bin/python3", Cwd: t.TempDir()})
-	if err != nil {
-		t.Fatalf("launch kernel: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = l.Shutdown(ctx)
-	})
-	return l
+	return kernel.Start(t, kernelclient.LaunchOptions{}, "pandas", "numpy")
 }
 
 // execute runs code in the kernel as the user would.
@@ -370,20 +354,7 @@ func TestBusyKernelRetriesOnIdle(t *testing.T) {
 // cache: it needs a fresh inspection in the kernel. Between timed edits (timer stopped) the
 // name goes back to the existing column, which clears the diagnostic. Debounce is 0.
 func BenchmarkRuntimeKeystroke(b *testing.B) {
-	if exec.Command("/usr/bin/python3", "-c", "import ipykernel, pandas").Run() != nil {
-		b.Skip("/usr/bin/python3 lacks ipykernel or pandas")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	l, err := kernelclient.Launch(ctx, kernelclient.LaunchOptions{Python: "/usr/bin/python3", Cwd: b.TempDir()})
-	cancel()
-	if err != nil {
-		b.Fatalf("launch kernel: %v", err)
-	}
-	b.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = l.Shutdown(ctx)
-	})
+	l := kernel.Start(b, kernelclient.LaunchOptions{}, "pandas")
 	setup := "import pandas as pd\ndf = pd.DataFrame({'Age': [22.0, 38.0, None], 'Name': ['a', 'b', 'c']})"
 	ectx, ecancel := context.WithTimeout(context.Background(), 60*time.Second)
 	r, err := l.Execute(ectx, setup)

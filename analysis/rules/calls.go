@@ -45,9 +45,13 @@ func (c *checker) call(e *analysis.Expr) *val {
 		}
 	}
 	if k.fn != nil && k.fn.isNone() {
+		n := len(c.findings)
 		c.report(e.Range, analysis.SeverityError, finding.NoneCall, "TypeError",
 			k.fn.name+" is None, so calling it fails: 'NoneType' object is not callable",
 			0.95, []string{describe(k.fn)}, nil)
+		if k.fn.fromKernel && c.asInspected(e.Value) && c.pristine(e.Range.Start) {
+			c.certainSince(n)
+		}
 		return nil
 	}
 	if notCallable(c, k) {

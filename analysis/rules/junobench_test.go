@@ -15,6 +15,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/analysis/rules"
+	"github.com/premortem/premortem/internal/testkit/python"
 	"github.com/premortem/premortem/kernelclient"
 )
 
@@ -27,9 +28,7 @@ func TestJunoBenchDev(t *testing.T) {
 	if os.Getenv("PREMORTEM_JUNOBENCH") == "" {
 		t.Skip("set PREMORTEM_JUNOBENCH=1 to measure the rules on the JunoBench development cases")
 	}
-	if err := exec.Command(python, "-c", "import ipykernel").Run(); err != nil {
-		t.Skipf("%s lacks ipykernel: %v", python, err)
-	}
+	python.Require(t, "ipykernel")
 	root := filepath.Join("..", "..", "testdata", "junobench")
 	truth := readTruth(t, filepath.Join(root, "desc.csv"))
 	ids, _ := filepath.Glob(filepath.Join(root, "data", "*", "make_data.py"))
@@ -126,14 +125,14 @@ func runCase(t *testing.T, root, id, version string) ([]analysis.Finding, error)
 	}
 	work := t.TempDir()
 	abs, _ := filepath.Abs(filepath.Join(root, "data", id, "make_data.py"))
-	mk := exec.Command(python, abs)
+	mk := exec.Command(python.Path(), abs)
 	mk.Dir = work
 	if out, err := mk.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("make_data: %v: %s", err, out)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	k, err := kernelclient.Launch(ctx, kernelclient.LaunchOptions{Python: python, Cwd: work})
+	k, err := kernelclient.Launch(ctx, kernelclient.LaunchOptions{Python: python.Path(), Cwd: work})
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,36 +13,19 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/analysis/rules"
+	"github.com/premortem/premortem/internal/testkit/kernel"
 	"github.com/premortem/premortem/kernelclient"
 	"golang.org/x/tools/txtar"
 )
 
 var update = flag.Bool("update", false, "rewrite the facts.json sections of scenarios with a setup.py from a real kernel")
 
-const python = "/usr/bin/python3"
-
 // TestLiveScenarios runs the scenarios that carry a setup.py in one real kernel: reset,
 // run the setup, inspect rules.Wanted(cell), check, and compare with the markers. Then it
 // runs the cell itself: a scenario with an error marker must raise exactly that exception,
 // and one without markers must run cleanly, so the expectations are the kernel's truth.
 func TestLiveScenarios(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a kernel")
-	}
-	if err := exec.Command(python, "-c", "import ipykernel, pandas, sklearn, torch").Run(); err != nil {
-		t.Skipf("%s lacks ipykernel/pandas/sklearn/torch (%v): install them to run the live scenarios", python, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	k, err := kernelclient.Launch(ctx, kernelclient.LaunchOptions{Python: python, Cwd: t.TempDir()})
-	cancel()
-	if err != nil {
-		t.Fatalf("launch kernel: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		k.Shutdown(ctx)
-	})
+	k := kernel.Start(t, kernelclient.LaunchOptions{}, "pandas", "sklearn", "torch")
 	// All live scenarios take minutes on a shared machine: by default every fourth one runs
 	// (about 30); -update or PREMORTEM_LIVE_ALL=1 runs them all.
 	all := *update || os.Getenv("PREMORTEM_LIVE_ALL") != ""

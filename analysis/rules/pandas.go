@@ -175,7 +175,12 @@ func pandasSubscript(c *checker, e *analysis.Expr, base, idx *val) *val {
 		}
 		return nil
 	}
+	n := len(c.findings)
 	if checkLabels(c, e.Index, idx, base, "KeyError") {
+		if exactType(base, "pandas.core.frame.DataFrame") && c.asInspected(e.Value) && c.pristine(e.Range.Start) {
+			// df['x'] on a frame whose columns the inspection listed whole.
+			c.certainSince(n)
+		}
 		return nil
 	}
 	if base.Kind == facts.KindGroupBy {

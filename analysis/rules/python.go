@@ -105,7 +105,12 @@ func checkNames(c *checker) {
 			c.cond--
 			continue
 		}
+		n := len(c.findings)
 		c.report(u.Range, sev, finding.UndefinedName, "NameError", msg, conf, ev, fixes)
+		if u.InFunction == "" && c.env.Namespace != nil && !automagic[u.Name] && !shellAlias[u.Name] && c.pristine(u.Range.Start) {
+			// The kernel's whole namespace lacks the name and nothing before the read can bind it.
+			c.certainSince(n)
+		}
 	}
 }
 
@@ -284,7 +289,11 @@ func noneAttribute(c *checker, e *analysis.Expr, base *val) {
 		why = " (" + base.origin + ")"
 	}
 	msg := fmt.Sprintf("%s is None%s, so .%s fails: 'NoneType' object has no attribute '%s'", base.name, why, e.Name, e.Name)
+	n := len(c.findings)
 	c.report(e.NameRange, analysis.SeverityError, finding.NoneAttribute, "AttributeError", msg, 0.95, []string{describe(base)}, nil)
+	if base.fromKernel && c.asInspected(e.Value) && c.pristine(e.Range.Start) {
+		c.certainSince(n)
+	}
 }
 
 // pythonSubscript checks dict keys and sequence indices.
@@ -312,7 +321,12 @@ func pythonSubscript(c *checker, e *analysis.Expr, base, idx *val) *val {
 			msg += fmt.Sprintf("; did you mean %s?", pyRepr(best))
 			fixes = append(fixes, replaceFix("Use key "+pyRepr(best), e.Index.Range, quoteLike(e.Index.Text, best), true))
 		}
+		n := len(c.findings)
 		c.report(e.Index.Range, analysis.SeverityError, finding.MissingKey, "KeyError", msg, 0.95, []string{describe(base)}, fixes)
+		if exactType(base, "dict") && c.asInspected(e.Value) && c.pristine(e.Range.Start) {
+			// A plain dict has no __missing__; its keys were listed whole.
+			c.certainSince(n)
+		}
 	case facts.KindList, facts.KindTuple, facts.KindStr:
 		i, ok := constInt(idx)
 		if !ok {

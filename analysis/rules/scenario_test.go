@@ -20,7 +20,7 @@ import (
 // Scenario files (testdata/scenarios/rules/*.txtar) hold:
 //
 //	-- cell.py --   the target cell. A marker line under a line marks an expected finding:
-//	                `#   ^^^^ code severity Exception [fix="new text"]`; the carets give the
+//	                `#   ^^^^ code severity Exception [certain] [fix="new text"]`; the carets give the
 //	                columns (the '#' counts as column 0; a marker may also start with '^').
 //	                Marker lines are removed from the cell text. No marker: no finding.
 //	-- facts.json --  the facts.Inspection the inspector reports for rules.Wanted(cell)
@@ -33,11 +33,13 @@ import (
 //	                the predicted exception (or its absence) is real.
 //
 // A fix="..." expectation is compared with the first edit of the preferred fix (or of the
-// first fix when none is preferred); `nofix` expects a finding without fixes.
+// first fix when none is preferred); `nofix` expects a finding without fixes. `certain`
+// expects a finding certain by construction (analysis.Finding.Certain, which an editor shows
+// before the shadow run answers); without it the finding must not be certain.
 
-// markerSyntax reads what follows the carets: code, severity, exception, then fix="..."
-// or nofix.
-var markerSyntax = markers.New(`(\S+)\s+(\S+)\s+(\S+)(?:\s+fix=(".*")|\s+(nofix))?\s*`)
+// markerSyntax reads what follows the carets: code, severity, exception, optionally
+// certain, then fix="..." or nofix.
+var markerSyntax = markers.New(`(\S+)\s+(\S+)\s+(\S+)(\s+certain)?(?:\s+fix=(".*")|\s+(nofix))?\s*`)
 
 type want struct {
 	rng       analysis.Range
@@ -46,6 +48,7 @@ type want struct {
 	exception string
 	fix       *string
 	noFix     bool
+	certain   bool
 }
 
 type scenario struct {
@@ -99,14 +102,15 @@ func parseScenario(t *testing.T, path string) *scenario {
 			text, marks := markerSyntax.Parse(string(f.Data))
 			for _, m := range marks {
 				w := want{code: m.Groups[0], severity: analysis.Severity(m.Groups[1]), exception: m.Groups[2], rng: m.Range}
-				if m.Groups[3] != "" {
-					s, err := strconv.Unquote(m.Groups[3])
+				w.certain = m.Groups[3] != ""
+				if m.Groups[4] != "" {
+					s, err := strconv.Unquote(m.Groups[4])
 					if err != nil {
-						t.Fatalf("%s: bad fix %s: %v", path, m.Groups[3], err)
+						t.Fatalf("%s: bad fix %s: %v", path, m.Groups[4], err)
 					}
 					w.fix = &s
 				}
-				w.noFix = m.Groups[4] != ""
+				w.noFix = m.Groups[5] != ""
 				if w.exception == "-" {
 					w.exception = ""
 				}
@@ -170,6 +174,9 @@ func compare(t *testing.T, sc *scenario, got []analysis.Finding) {
 			}
 			if w.noFix && len(g.Fixes) > 0 {
 				t.Errorf("%s: %s at %s: want no fix, got %+v", sc.path, w.code, rangeText(w.rng), g.Fixes)
+			}
+			if g.Certain != w.certain {
+				t.Errorf("%s: %s at %s: certain = %v, want %v", sc.path, w.code, rangeText(w.rng), g.Certain, w.certain)
 			}
 			used[i], found = true, true
 			break

@@ -177,7 +177,12 @@ func estimatorMethod(c *checker, k *callInfo, est *val) (*val, bool) {
 	switch k.method {
 	case "predict", "predict_proba", "predict_log_proba", "decision_function", "transform", "score", "inverse_transform", "kneighbors":
 		if !e.Fitted && !e.FittedUnknown {
+			n := len(c.findings)
 			reportNotFitted(c, k, est)
+			if sklearnClass(est) && k.e.Value != nil && c.asInspected(k.e.Value.Value) && c.pristine(k.e.Range.Start) {
+				// scikit-learn's own check_is_fitted said no, and its prediction methods call it.
+				c.certainSince(n)
+			}
 			return nil, true
 		}
 		if e.Class == "LabelEncoder" && k.method == "transform" {

@@ -281,9 +281,13 @@ func (c *checker) subscript(e *analysis.Expr, base, idx *val) *val {
 		return nil
 	}
 	if base.isNone() {
+		n := len(c.findings)
 		c.report(e.Range, analysis.SeverityError, finding.NoneSubscript, "TypeError",
 			base.name+" is None, so "+e.Text+" fails: 'NoneType' object is not subscriptable",
 			0.95, []string{describe(base)}, nil)
+		if base.fromKernel && c.asInspected(e.Value) && c.pristine(e.Range.Start) {
+			c.certainSince(n)
+		}
 		return nil
 	}
 	switch base.Kind {

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/premortem/premortem/internal/testkit/python"
 )
 
 // slowNotebook replays one cell that starts a child process and then sleeps: a check is
@@ -252,7 +254,7 @@ func TestCheckSignals(t *testing.T) {
 		if err := os.MkdirAll(kdir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		kj := `{"argv": ["/bin/sh", "-c", "/usr/bin/python3 -m ipykernel_launcher -f \"$0\"; exit $?", "{connection_file}"], "display_name": "wrapped", "language": "python"}`
+		kj := `{"argv": ["/bin/sh", "-c", "` + python.Path() + ` -m ipykernel_launcher -f \"$0\"; exit $?", "{connection_file}"], "display_name": "wrapped", "language": "python"}`
 		if err := os.WriteFile(filepath.Join(kdir, "kernel.json"), []byte(kj), 0o644); err != nil {
 			t.Fatal(err)
 		}

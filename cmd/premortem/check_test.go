@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/premortem/premortem/internal/report"
+	"github.com/premortem/premortem/internal/testkit/python"
 )
 
 var demoNotebook = filepath.Join("..", "..", "testdata", "demo", "demo.ipynb")
@@ -28,9 +28,7 @@ func checkRun(args ...string) (code int, stdout, stderr string) {
 
 func checkNeedsKernel(t *testing.T) {
 	t.Helper()
-	if err := exec.Command("/usr/bin/python3", "-c", "import ipykernel").Run(); err != nil {
-		t.Skipf("/usr/bin/python3 cannot import ipykernel (%v): kernel tests skipped", err)
-	}
+	python.Require(t, "ipykernel")
 }
 
 // TestCheckUsageErrors: exit 2, a message on stderr, nothing on stdout; no kernel needed.

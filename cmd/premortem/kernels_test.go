@@ -5,22 +5,19 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/internal/testkit/kernel"
 	"github.com/premortem/premortem/kernelclient"
 )
 
 // TestKernelsAndInspectCommands runs `premortem kernels` and `premortem inspect` against a
 // real kernel in an isolated runtime directory.
 func TestKernelsAndInspectCommands(t *testing.T) {
-	if err := exec.Command("/usr/bin/python3", "-c", "import ipykernel").Run(); err != nil {
-		t.Skipf("/usr/bin/python3 cannot import ipykernel (%v): install python3-ipykernel", err)
-	}
 	home := t.TempDir()
 	rt := filepath.Join(home, "runtime")
 	os.MkdirAll(rt, 0o755)
@@ -31,11 +28,7 @@ func TestKernelsAndInspectCommands(t *testing.T) {
 	t.Setenv("JUPYTER_DATA_DIR", "")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	l, err := kernelclient.Launch(ctx, kernelclient.LaunchOptions{Python: "/usr/bin/python3", RuntimeDir: rt, Cwd: home})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Shutdown(context.Background())
+	l := kernel.Start(t, kernelclient.LaunchOptions{RuntimeDir: rt, Cwd: home})
 	if _, err := l.Execute(ctx, "x = [1, 2, 3]\n__vsc_ipynb_file__ = '/nb/a.ipynb'"); err != nil {
 		t.Fatal(err)
 	}

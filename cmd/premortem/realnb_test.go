@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/premortem/premortem/internal/report"
+	"github.com/premortem/premortem/internal/testkit/python"
 )
 
 // TestRealNotebooks is the real-notebook false-alarm suite (testdata/realnb): documentation
@@ -17,9 +17,7 @@ import (
 // every layer and with the rules alone. A crash predicted for any cell is a false alarm.
 func TestRealNotebooks(t *testing.T) {
 	checkNeedsKernel(t)
-	if err := osexec.Command("/usr/bin/python3", "-c", "import statsmodels.api").Run(); err != nil {
-		t.Skip("statsmodels missing for /usr/bin/python3 (scripts/install-deps.sh installs it)")
-	}
+	python.Require(t, "statsmodels.api") // scripts/install-deps.sh installs it
 	nbs, err := filepath.Glob(filepath.Join("..", "..", "testdata", "realnb", "*", "*.ipynb"))
 	if err != nil || len(nbs) == 0 {
 		t.Fatalf("no notebooks under testdata/realnb: %v", err)

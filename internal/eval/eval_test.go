@@ -19,6 +19,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/internal/testkit/python"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/llm"
 	"github.com/premortem/premortem/notebook"
@@ -29,7 +30,7 @@ const testCases = "../../testdata/junobench/cases"
 // testOptions are `premortem eval`'s defaults for the given comma-separated settings and
 // case ids, offline, as `premortem eval --cases testCases --quiet` would run them.
 func testOptions(settings string, ids ...string) Options {
-	o := Options{Cases: testCases, IDs: ids, Python: "/usr/bin/python3", CaseTimeout: 5 * time.Minute, Shadow: judge.ShadowSafe}
+	o := Options{Cases: testCases, IDs: ids, Python: python.Path(), CaseTimeout: 5 * time.Minute, Shadow: judge.ShadowSafe}
 	if settings != "" {
 		o.Settings = strings.Split(settings, ",")
 	} else {
@@ -263,9 +264,7 @@ func TestEvalOfflineCodeSettingPredictsNothing(t *testing.T) {
 // TestEvalJudgeSettingsUseTheRunner replaces the notebook judge (no kernel here) and checks
 // that the runtime and all settings build notebooks and read the verdict's top finding.
 func TestEvalJudgeSettingsUseTheRunner(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/python3"); err != nil {
-		t.Skip("no /usr/bin/python3 to run replay.py")
-	}
+	python.Require(t) // it runs replay.py
 	t.Setenv("PREMORTEM_LLM_BASE_URL", "")
 	t.Setenv("PREMORTEM_LLM_MODEL", "")
 	old := notebookJudge
@@ -354,9 +353,7 @@ func readCSV(t *testing.T, path string) [][]string {
 // TestRuntimePromptSizes runs the runtime prompt measurement with a stand-in judge that asks
 // the (loopback stub) LLM like the real one does, with facts, and checks the table.
 func TestRuntimePromptSizes(t *testing.T) {
-	if _, err := os.Stat("/usr/bin/python3"); err != nil {
-		t.Skip("no /usr/bin/python3 to run replay.py")
-	}
+	python.Require(t) // it runs replay.py
 	old := notebookJudge
 	t.Cleanup(func() { notebookJudge = old })
 	notebookJudge = func(ctx context.Context, path string, opts judge.CheckOptions) (*judge.Report, error) {

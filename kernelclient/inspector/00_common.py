@@ -1,13 +1,22 @@
 """premortem's runtime inspector and shadow runner.
 
-The module is kept in parts, joined in file-name order into one module (embed.go):
-00_common (JSON plumbing, deadlines, RNG guard), 10_resolve (name resolution),
-11_describe and 12_describe_libs (facts per value kind), 13_inspect (inspect, whoami),
-20_shadow (the shadow runner, kernel side), 30_child (the forked child's guards and run),
-31_sandbox (the child's namespace sandbox), 32_contain (containment of inherited state, the
-outcomes the sandbox explains), 33_fallback (the fallback's additions, the sandbox probe),
-34_crashkeys (the keys a failing line's objects hold), 35_crashfacts (facts of what the
-failing line reads), 90_reinject (stopping an older copy's children). VERSION is a hash of the joined source.
+The module is kept in parts, joined in file-name order into one module (embed.go). The
+parts are layers: a part uses only names the parts before it (or itself) define, even in
+function bodies, so each can be read knowing only what precedes it
+(TestPartsAreLayers checks it). 00_common (JSON plumbing, deadlines, RNG guard, _err),
+10_resolve (name resolution), 11_describe and 12_describe_libs (facts per value kind),
+13_dispatch (_describe: which of those a value gets), 14_inspect (inspect, whoami),
+20_cell (the cell as both sides of a shadow run see it: limits, magics, transform, line
+map), 22_devsize, 23_devlib and 25_devrun (the fast dev run), 26_refuse (refusals),
+29_seccomp (the fallback's syscall allow-list), 31_sandbox (the child's namespace
+sandbox), 32_contain (containment of inherited state, the outcomes the sandbox explains),
+33_fallback (the fallback's additions, the sandbox probe), 33_view (the fallback's private
+view of written files), 34_crashkeys (the keys a failing line's objects hold),
+35_crashfacts (facts of what the failing line reads), 36_meta (meta tensors), 40_enter
+(entering a sandbox), 41_native (native writers, /dev/null), 42_guards (the child's
+guards and audit hook), 43_tracer (the line tracer), 45_child (the child's main),
+50_shadow (the shadow runner, kernel side: fork, reap, results), 90_reinject (stopping an
+older copy's children). VERSION is a hash of the joined source.
 
 premortem injects this source into the user's Jupyter kernel as the private module
 ``_premortem_inspector`` (exec'd in a fresh types.ModuleType registered in sys.modules, never
@@ -493,3 +502,11 @@ class _RNGGuard(object):
         return False
 
 
+def _err(e):
+    if isinstance(e, _UserCodeTimeout):
+        return str(e)
+    try:
+        msg = str(e) if type(e).__module__ in ("builtins",) or _trusted(type(e)) else ""
+    except BaseException:
+        msg = ""
+    return ("%s: %s" % (type(e).__name__, msg[:200])) if msg else type(e).__name__

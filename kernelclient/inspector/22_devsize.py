@@ -343,3 +343,73 @@ def _ds_recheck(meta, short, res, exc_name):
                                                                                               exc_name),
                 "sizes": sizes}
     return {"verdict": "clean", "reason": "with the loops' products at their full sizes the line runs clean", "sizes": sizes}
+
+
+# What the recheck and the capped run (25_devrun.py, a later part) both read of the cell.
+
+
+def _dr_header(node):
+    """The part of a compound statement that runs before its body (its test, iterable...)."""
+    import ast
+
+    if isinstance(node, (ast.For, ast.AsyncFor)):
+        return [node.iter, node.target]
+    if isinstance(node, (ast.While, ast.If)):
+        return [node.test]
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return list(node.items)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return list(getattr(node, "decorator_list", []))
+    if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+        return []
+    if type(node).__name__ == "Match":
+        return [node.subject]
+    return None  # a simple statement: all of it
+
+
+def _devrun_tainted(meta, short):
+    """Names that may hold what the shortened loops produced, and the functions whose calls
+    run a shortened loop: the loops' products, then (to a fixed point) whatever a statement
+    computes from them or from calling such a function."""
+    names = set()
+    called = set()
+    for lid in short:
+        names.update(meta["loops"][lid]["produces"])
+        called.update(meta["loops"][lid].get("calls", ()))
+    # Functions of the cell that a shortened loop calls ran fewer times: what they store
+    # (globals they append to, objects they mutate) is the loop's product too.
+    inner = set(fn for fn in called if fn in meta["funcs"] or fn in meta["calls_in"])
+    grew = True
+    while grew:
+        grew = False
+        for fn in list(inner):
+            for g in meta["calls_in"].get(fn, ()):
+                if g not in inner and (g in meta["funcs"] or g in meta["calls_in"]):
+                    inner.add(g)
+                    grew = True
+    for r in meta["stmts"]:
+        if r["func"] in inner:
+            names.update(r["stores"])
+    funcs = set()
+    for fn, lids in meta["funcs"].items():
+        if any(l in short for l in lids):
+            funcs.add(fn)
+    changed = True
+    while changed:
+        changed = False
+        for fn, called in meta["calls_in"].items():
+            if fn not in funcs and funcs.intersection(called):
+                funcs.add(fn)
+                changed = True
+    changed = True
+    rounds = 0
+    while changed and rounds < 50:
+        changed = False
+        rounds += 1
+        for r in meta["stmts"]:
+            if names.intersection(r["reads"]) or funcs.intersection(r["calls"]):
+                new = set(r["stores"]) - names
+                if new:
+                    names.update(new)
+                    changed = True
+    return names, funcs

@@ -12,9 +12,9 @@
 # one, and a crash on a line that reads one is not a crash but unknown. A guard makes every
 # CUDA entry point raise (a refusal) and counts them: the child never touches the GPU.
 #
-# The parent picks the mode before forking (_meta_pick, from 20_shadow.py); the child calls
+# The parent picks the mode before forking (_meta_pick, from 50_shadow.py); the child calls
 # _meta_begin before the cell, _meta_crash on its exception and _meta_report at the end
-# (30_child.py). Nothing here runs in the user's kernel but _meta_pick, which only reads.
+# (45_child.py). Nothing here runs in the user's kernel but _meta_pick, which only reads.
 
 _META_MAX_OBJECTS = 200000
 _META_MAX_DEPTH = 8

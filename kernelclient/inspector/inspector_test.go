@@ -7,10 +7,9 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
-)
 
-// python is Debian's interpreter, the one with IPython, numpy, pandas, torch and sklearn.
-const python = "/usr/bin/python3"
+	"github.com/premortem/premortem/internal/testkit/python"
+)
 
 func TestVersionMatchesSource(t *testing.T) {
 	if len(Version) != 16 {
@@ -64,6 +63,12 @@ func TestPython(t *testing.T) {
 	runPythonTests(t, "test_inspector.py")
 }
 
+// TestPythonStatic runs test_static.py: inspection decides from types and never runs the
+// objects' code (no __len__, __getattr__ or property of theirs, no RNG moves).
+func TestPythonStatic(t *testing.T) {
+	runPythonTests(t, "test_static.py")
+}
+
 // TestPythonSandbox runs test_sandbox.py: the namespace sandbox and the fallback keep
 // writes, processes and the network inside, and what the kernel had open untouched.
 func TestPythonSandbox(t *testing.T) {
@@ -82,19 +87,17 @@ func TestPythonMeta(t *testing.T) {
 	runPythonTests(t, "test_meta.py")
 }
 
-// runPythonTests runs one of this folder's unittest files with Debian's Python; it skips
-// in -short mode and when that Python lacks IPython.
+// runPythonTests runs one of this folder's unittest files with the tests' Python
+// (internal/testkit/python); it skips in -short mode and when that Python lacks IPython.
 func runPythonTests(t *testing.T, file string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("short mode: Python tests take a few seconds")
 	}
-	if err := exec.Command(python, "-c", "import IPython").Run(); err != nil {
-		t.Skipf("%s cannot import IPython (install python3-ipykernel): %v", python, err)
-	}
+	python.Require(t, "IPython")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, python, file).CombinedOutput()
+	out, err := exec.CommandContext(ctx, python.Path(), file).CombinedOutput()
 	if err != nil {
 		t.Fatalf("python tests in %s failed: %v\n%s", file, err, out)
 	}

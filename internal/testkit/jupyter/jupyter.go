@@ -23,21 +23,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/premortem/premortem/internal/testkit/python"
 )
-
-// Python is the interpreter with Debian's ipykernel, jupyter_client and notebook (not the
-// pyenv python3 first on PATH).
-const Python = "/usr/bin/python3"
-
-// Require skips t when Python cannot import one of modules, naming it.
-func Require(t testing.TB, modules ...string) {
-	t.Helper()
-	for _, m := range modules {
-		if err := exec.Command(Python, "-c", "import "+m).Run(); err != nil {
-			t.Skipf("%s cannot import %s (%v): install python3-notebook and python3-ipykernel (and the module) to run this test", Python, m, err)
-		}
-	}
-}
 
 // Server is a running notebook server: its base URL (ending in "/"), its token, the
 // runtime directory where it writes nbserver-*.json and its kernels' connection files, and
@@ -49,10 +37,10 @@ type Server struct {
 // Start starts `python3 -m notebook` on a free loopback port with a random token, in
 // temporary HOME and Jupyter directories, and stops it with its kernels when t ends: SIGTERM
 // (the server shuts its kernels down), then SIGKILL to its process group after 15 s. It
-// skips t (Require) when Python lacks notebook, ipykernel or one of extra.
+// skips t (python.Require) when the tests' Python lacks notebook, ipykernel or one of extra.
 func Start(t testing.TB, extra ...string) *Server {
 	t.Helper()
-	Require(t, append([]string{"notebook", "ipykernel"}, extra...)...)
+	python.Require(t, append([]string{"notebook", "ipykernel"}, extra...)...)
 	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +51,7 @@ func Start(t testing.TB, extra ...string) *Server {
 		t.Fatal(err)
 	}
 	s.URL = fmt.Sprintf("http://127.0.0.1:%d/", port)
-	cmd := exec.Command(Python, "-m", "notebook", "--no-browser", "--allow-root",
+	cmd := exec.Command(python.Path(), "-m", "notebook", "--no-browser", "--allow-root",
 		fmt.Sprintf("--port=%d", port), "--NotebookApp.token="+s.Token, "--ip=127.0.0.1",
 		"--NotebookApp.open_browser=False", "--NotebookApp.port_retries=0")
 	cmd.Dir = s.RootDir

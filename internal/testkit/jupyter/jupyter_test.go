@@ -6,24 +6,6 @@ import (
 	"testing"
 )
 
-// TestRequire: a module Python lacks skips the test; modules it has do not.
-func TestRequire(t *testing.T) {
-	var skipped bool
-	t.Run("missing", func(t *testing.T) {
-		defer func() { skipped = t.Skipped() }()
-		Require(t, "no_such_module_premortem_test")
-	})
-	if !skipped {
-		t.Error("a missing module did not skip the test")
-	}
-	t.Run("present", func(t *testing.T) {
-		Require(t, "os", "json")
-		if t.Skipped() {
-			t.Error("standard modules skipped the test")
-		}
-	})
-}
-
 // TestStart: the server answers its REST API with the token, a session starts a kernel
 // the server lists, and the server's info file is in RuntimeDir.
 func TestStart(t *testing.T) {

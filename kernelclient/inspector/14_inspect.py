@@ -107,5 +107,3 @@ def whoami():
             "version": VERSION,
         }
     )
-
-

@@ -1,0 +1,261 @@
+# ---------------------------------------------------------------------------------------------
+# Shadow runs: the child's main (limits, sandbox, guards, the run, the report)
+
+
+class _CappedText(io.StringIO):
+    """stdout/stderr of the child: bounded so a print loop cannot eat memory."""
+
+    def write(self, s):
+        if self.tell() < _OUT_LIMIT * 4:
+            return io.StringIO.write(self, s)
+        return len(s)
+
+    def isatty(self):
+        return False
+
+
+def _seccomp_backstop():
+    """The fallback's syscall allow-list (29_seccomp.py) for native code the audit hook
+    cannot see (C extensions, ctypes). Returns None when installed, else why not."""
+    return _allowlist_filter(_SCRATCH_FD)
+
+
+def _limits(timeout, max_memory):
+    import resource
+    import signal
+
+    vsize, _ = _statm()
+    if vsize is not None and max_memory > 0:
+        cap = vsize + max_memory
+        try:
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        except BaseException:
+            pass
+    try:
+        soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        base = int(used.ru_utime + used.ru_stime)
+        resource.setrlimit(resource.RLIMIT_CPU, (base + int(timeout) + 2, base + int(timeout) + 4))
+    except BaseException:
+        pass
+    try:
+        signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        signal.alarm(int(timeout) + 3)
+    except BaseException:
+        pass
+
+
+def _is_memory_error(e):
+    if isinstance(e, MemoryError):
+        return True
+    try:
+        msg = str(e)
+    except BaseException:
+        return False
+    return type(e).__name__ == "RuntimeError" and ("can't allocate memory" in msg or "not enough memory" in msg
+                                                  or "std::bad_alloc" in msg)
+
+
+def _frames(tb, code, lmap):
+    frames = []
+    started = False
+    line = 0
+    while tb is not None:
+        f = tb.tb_frame
+        fn = f.f_code.co_filename
+        in_cell = fn == CELL_FILENAME
+        if in_cell:
+            started = True
+        if started and fn != "<premortem-inspector>":
+            ln = tb.tb_lineno
+            if in_cell:
+                ln = _map(lmap, ln)
+                line = ln
+                text = _orig_line(code, ln)
+            else:
+                try:
+                    text = _linecache.getline(fn, ln).strip()[:300]
+                except BaseException:
+                    text = ""
+            fr = {"file": fn, "line": int(ln or 0), "func": f.f_code.co_name if not (in_cell and f.f_code.co_name == "<module>") else "<cell>",
+                  "in_cell": in_cell}
+            if text:
+                fr["text"] = text
+            frames.append(fr)
+        tb = tb.tb_next
+    if len(frames) > 30:
+        frames = frames[:5] + frames[-25:]
+    return frames, line
+
+
+def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, old_mask, is_async, sh,
+                sandbox="auto"):
+    import signal
+
+    t0 = time.perf_counter()
+    # A collection would write to every tracked object's header, copying the whole heap
+    # page by page (copy-on-write); the child is short-lived and memory-capped.
+    import gc
+
+    gc.disable()
+    parent = os.getppid()
+    try:
+        os.setsid()
+    except BaseException:
+        pass
+    if sys.platform.startswith("linux"):
+        try:  # die with the kernel (a restart must not leave a looping child behind)
+            import ctypes
+
+            ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+            if os.getppid() != parent:
+                os._exit(0)
+        except BaseException:
+            pass
+    try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+    except BaseException:
+        pass
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.close(null)
+    except BaseException:
+        pass
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+    except BaseException:
+        pass
+    phases = {"setup": time.perf_counter()}
+    _keep_fds.add(wfd)
+    try:
+        # With namespaces this process is from here on G, pid 1 of the new PID namespace
+        # (the forked child only relays G's exit status; see 31_sandbox).
+        box = _enter_sandbox(sandbox, max_memory)
+    except BaseException as e:
+        box = _Box("fallback", "the sandbox could not be set up (%s)%s" % (_err(e), _FALLBACK_TAIL))
+    phases["sandbox"] = time.perf_counter()
+    _limits(timeout, max_memory - box.scratch_bytes)  # the sandbox's tmpfs is paid from the same cap
+    phases["limits"] = time.perf_counter()
+    if rstate is not None:
+        try:
+            sys.modules["random"].setstate(rstate)  # fork re-seeds random in the child
+        except BaseException:
+            pass
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            if torch.get_num_threads() > 1:
+                torch.set_num_threads(1)  # OpenMP pools do not survive fork
+        except BaseException:
+            pass
+    out, err = _CappedText(), _CappedText()
+    res = {"status": "ok"}
+    tracer = None
+    try:
+        phases["rng"] = time.perf_counter()
+        _install_child_guards(sh, out, err, box)
+        phases["guards"] = time.perf_counter()
+        ns = sh.user_ns if sh is not None else _user_ns()
+        _meta_begin(ns, code, lmap)  # the CUDA guard; meta tensors in a meta run (36_meta.py)
+        if box.kind != "namespaces":
+            try:
+                why = _seccomp_backstop()
+            except BaseException as e:
+                why = "the syscall filter failed (%s)" % _err(e)
+            if why is not None:
+                # Unfiltered native code could write anywhere: no run rather than an unsafe one.
+                _refusals.append("running without the fallback's syscall filter: %s" % why)
+                raise ShadowRefusal(why)
+        if trace:
+            tracer = _Tracer(cell_code, lmap)
+            sys.settrace(tracer.global_trace)
+        try:
+            if is_async:
+                import asyncio
+
+                try:
+                    asyncio.events._set_running_loop(None)
+                except BaseException:
+                    pass
+                coro = eval(cell_code, ns)
+                if coro is not None:
+                    loop = asyncio.new_event_loop()
+                    loop.run_until_complete(coro)
+            else:
+                exec(cell_code, ns)
+        finally:
+            sys.settrace(None)
+    except ShadowRefusal:
+        pass
+    except BaseException as e:
+        _meta_crash(e)  # 36_meta.py
+        boxed = _sandbox_outcome(box, e)
+        if boxed is not None:
+            res = boxed
+        elif _is_memory_error(e):
+            res = {"status": "died", "reason": "the cell needed more memory than the shadow run allows (%d MiB extra); outcome unknown"
+                   % (max_memory >> 20)}
+        else:
+            frames, line = _frames(e.__traceback__, code, lmap)
+            try:
+                msg = str(e)
+            except BaseException:
+                msg = "<str() of the exception failed>"
+            res = {"status": "error", "exception": type(e).__name__, "message": msg[:2000], "line": line,
+                   "frames": frames}
+            try:
+                keys = _crash_keys(e, e.__traceback__, code, lmap)  # 34_crashkeys.py
+            except BaseException:
+                keys = None
+            if keys:
+                res["crash_keys"] = keys
+            try:
+                cfacts = _crash_facts(e.__traceback__, code, lmap)  # 35_crashfacts.py
+            except BaseException:
+                cfacts = None
+            if cfacts:
+                res["crash_facts"] = cfacts
+            try:
+                sugg = _crash_suggestions(e)  # 35_crashfacts.py
+            except BaseException:
+                sugg = None
+            if sugg:
+                res["suggestions"] = sugg
+    native = _sc_refusal() if box.kind != "namespaces" else None
+    if native is not None and not _refusals:
+        _refusals.append(native)
+    if _refusals:
+        res = {"status": "refused", "refused": _refusals[0],
+               "reason": "the cell tried a side effect a shadow run does not allow (%s); outcome unknown" % _refusals[0]}
+    res = _meta_report(res)  # 36_meta.py
+    res["sandbox"] = box.kind
+    res["sandbox_reason"] = box.reason
+    res.update(_devrun_report(res))  # the fast dev run's loops, in the capped child only (25_devrun.py)
+    if tracer is not None:
+        res["trace"] = tracer.states
+        if tracer.truncated:
+            res["trace_truncated"] = True
+    for key, buf in (("stdout", out), ("stderr", err)):
+        s = buf.getvalue()
+        if s:
+            res[key] = s if len(s) <= _OUT_LIMIT else s[:_OUT_LIMIT] + "\n...[truncated]"
+    phases["run"] = time.perf_counter()
+    res["elapsed_ms"] = round((time.perf_counter() - t0) * 1000.0, 3)
+    prev = t0
+    for k in list(phases):
+        phases[k], prev = round((phases[k] - prev) * 1000.0, 3), phases[k]
+    for k, v in box.phases.items():
+        phases["sandbox_" + k] = round(v * 1000.0, 3)  # the steps of the "sandbox" phase
+    res["child_phases_ms"] = phases
+    try:
+        data = json.dumps(res, separators=(",", ":"), allow_nan=False, default=str).encode()
+    except BaseException:
+        data = json.dumps(_sanitize(res), default=str).encode()
+    view = memoryview(data)
+    while view:
+        n = os.write(wfd, view)
+        view = view[n:]
+    os._exit(0)

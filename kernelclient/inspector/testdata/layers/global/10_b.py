@@ -1,0 +1,3 @@
+def start():
+    global STATE
+    STATE = 1

@@ -1,0 +1,2 @@
+def a(n=LIMIT):
+    return n

@@ -1,0 +1,2 @@
+def late(x):
+    return x

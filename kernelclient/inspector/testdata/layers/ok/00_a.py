@@ -1,0 +1,5 @@
+A = 1
+
+
+def a():
+    return len([A])
