@@ -13,15 +13,28 @@ import (
 // changed. The zero value is ready to use; a Cache is safe for concurrent use.
 //
 // Returned facts are shared between callers and must not be modified.
+//
+// Syntax trees are kept only for the cells being edited, at most maxTrees of them: a tree
+// costs about a hundred times its text in C memory, so a tree per cell made a 15 MB
+// notebook hold gigabytes, while a cell parsed once (opened, never edited) gains nothing
+// from keeping one. A cell's first edit parses it from scratch; the edits after it are
+// incremental.
 type Cache struct {
 	mu    sync.Mutex
 	cells map[string]*cacheEntry
+	// trees are the entries holding a tree, with the tick of their last parse; tick counts
+	// parses that kept a tree.
+	trees map[*cacheEntry]uint64
+	tick  uint64
 }
+
+// maxTrees bounds the syntax trees one Cache keeps: the cells edited most recently.
+const maxTrees = 16
 
 type cacheEntry struct {
 	mu     sync.Mutex
 	text   string
-	src    []byte // the masked text the tree was parsed from
+	src    []byte // the masked text the tree was parsed from (nil without a tree)
 	tree   *sitter.Tree
 	facts  *CellFacts
 	parsed bool
@@ -46,20 +59,32 @@ func (c *Cache) Facts(id, text string) *CellFacts {
 	c.mu.Unlock()
 
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.parsed && e.text == text {
-		return e.facts
+		f := e.facts
+		e.mu.Unlock()
+		return f
 	}
+	f, kept := e.parse(text)
+	e.mu.Unlock()
+	c.keptTree(e, kept)
+	return f
+}
+
+// parse computes the entry's facts for text, re-using its tree when it has one, and
+// reports whether it kept a tree: only an edit (a cell parsed before) keeps one. Callers
+// hold e.mu.
+func (e *cacheEntry) parse(text string) (*CellFacts, bool) {
+	edited := e.parsed
 	if len(text) > MaxCellBytes {
 		e.forgetTree()
-		e.facts, e.text, e.src, e.parsed = tooLargeFacts(text), text, nil, true
-		return e.facts
+		e.facts, e.text, e.parsed = tooLargeFacts(text), text, true
+		return e.facts, false
 	}
 	m := maskCell(text)
 	if off := bracketOverflow(m.src); off >= 0 {
 		e.forgetTree()
-		e.facts, e.text, e.src, e.parsed = bracketFacts(text, off), text, nil, true
-		return e.facts
+		e.facts, e.text, e.parsed = bracketFacts(text, off), text, true
+		return e.facts, false
 	}
 	var old *sitter.Tree
 	// Incremental parsing is only for well-formed text: with invalid UTF-8, tree-sitter's
@@ -74,19 +99,50 @@ func (c *Cache) Facts(id, text string) *CellFacts {
 	}
 	root, deep := mirror(tree)
 	e.facts = buildFacts(text, m, root, deep)
-	e.text, e.src, e.parsed = text, m.src, true
-	e.utf8 = utf8.Valid(m.src)
+	e.text, e.parsed = text, true
 	// Trees are freed here, explicitly, not by finalizers on another thread. Keep a fresh
 	// copy: the walked tree caches every node it handed out.
-	if e.tree != nil {
-		e.tree.Close()
-		e.tree = nil
-	}
+	e.forgetTree()
 	if tree != nil {
-		e.tree = tree.Copy()
+		if edited {
+			e.tree, e.src, e.utf8 = tree.Copy(), m.src, utf8.Valid(m.src)
+		}
 		tree.Close()
 	}
-	return e.facts
+	return e.facts, e.tree != nil
+}
+
+// keptTree records that e kept a tree (or no longer has one) and frees the trees of the
+// cells edited longest ago beyond maxTrees.
+func (c *Cache) keptTree(e *cacheEntry, kept bool) {
+	c.mu.Lock()
+	if !kept {
+		delete(c.trees, e)
+		c.mu.Unlock()
+		return
+	}
+	if c.trees == nil {
+		c.trees = map[*cacheEntry]uint64{}
+	}
+	c.tick++
+	c.trees[e] = c.tick
+	var victims []*cacheEntry
+	for len(c.trees) > maxTrees {
+		var oldest *cacheEntry
+		for v, t := range c.trees {
+			if oldest == nil || t < c.trees[oldest] {
+				oldest = v
+			}
+		}
+		delete(c.trees, oldest)
+		victims = append(victims, oldest)
+	}
+	c.mu.Unlock()
+	for _, v := range victims {
+		v.mu.Lock()
+		v.forgetTree()
+		v.mu.Unlock()
+	}
 }
 
 // forgetTree frees the entry's tree (the next parse starts from scratch). Callers hold
@@ -96,6 +152,7 @@ func (e *cacheEntry) forgetTree() {
 		e.tree.Close()
 		e.tree = nil
 	}
+	e.src = nil
 }
 
 // Forget drops the cell id (deleted or closed).
@@ -103,15 +160,36 @@ func (c *Cache) Forget(id string) {
 	c.mu.Lock()
 	e := c.cells[id]
 	delete(c.cells, id)
+	delete(c.trees, e)
 	c.mu.Unlock()
 	if e != nil {
 		e.mu.Lock()
-		if e.tree != nil {
-			e.tree.Close()
-			e.tree = nil
-		}
+		e.forgetTree()
 		e.mu.Unlock()
 	}
+}
+
+// Close drops every cell and frees their trees (the notebook was closed). The cache
+// stays usable: a later Facts starts from scratch.
+func (c *Cache) Close() {
+	c.mu.Lock()
+	cells := c.cells
+	c.cells, c.trees = nil, nil
+	c.mu.Unlock()
+	for _, e := range cells {
+		e.mu.Lock()
+		e.forgetTree()
+		e.facts = nil
+		e.parsed = false
+		e.mu.Unlock()
+	}
+}
+
+// Trees returns the number of syntax trees the cache holds (at most maxTrees).
+func (c *Cache) Trees() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.trees)
 }
 
 // retain drops the cells not in keep (deleted from the notebook), freeing their trees: an

@@ -74,3 +74,33 @@ func TestCacheConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestCacheTreesBounded: a cell parsed once keeps no syntax tree, an edited one does, at
+// most maxTrees cells keep one (the edited last; an older one's next edit is still
+// correct, from scratch), and Close frees them all.
+func TestCacheTreesBounded(t *testing.T) {
+	var c Cache
+	const cells = maxTrees + 8
+	for i := 0; i < cells; i++ {
+		c.Facts(fmt.Sprint(i), fmt.Sprintf("x%d = %d\n", i, i))
+	}
+	if n := c.Trees(); n != 0 {
+		t.Fatalf("after opening %d cells: %d trees, want 0", cells, n)
+	}
+	for i := 0; i < cells; i++ {
+		c.Facts(fmt.Sprint(i), fmt.Sprintf("x%d = %d + 1\n", i, i))
+		if want := min(i+1, maxTrees); c.Trees() != want {
+			t.Fatalf("after editing %d cells: %d trees, want %d", i+1, c.Trees(), want)
+		}
+	}
+	for _, i := range []int{0, cells - 1} {
+		text := fmt.Sprintf("x%d = %d + 2\nprint(y)\n", i, i)
+		if got, want := c.Facts(fmt.Sprint(i), text), ParseCell(text); !reflect.DeepEqual(got, want) {
+			t.Errorf("cell %d edited again: facts differ from a fresh parse", i)
+		}
+	}
+	c.Close()
+	if c.Trees() != 0 || c.Len() != 0 {
+		t.Errorf("after Close: %d trees, %d cells; want none", c.Trees(), c.Len())
+	}
+}

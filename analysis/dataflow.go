@@ -75,6 +75,16 @@ func NewAnalyzer() *Analyzer { return &Analyzer{cache: NewCache()} }
 // Cache returns the analyzer's per-cell facts cache (for Forget when a cell closes).
 func (a *Analyzer) Cache() *Cache { return a.cache }
 
+// Close frees what the analyzer holds (the syntax trees' C memory at once, the facts and
+// the previous pass for the collector) when its notebook closes. A later Analyze starts
+// from scratch.
+func (a *Analyzer) Close() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.last = nil
+	a.cache.Close()
+}
+
 // Analyze computes facts, dataflow and static findings for nb. It fails only when ctx is
 // done.
 func (a *Analyzer) Analyze(ctx context.Context, nb *notebook.Notebook, opts Options) (*Result, error) {

@@ -204,6 +204,8 @@ type cellKey struct {
 	order  int
 	text   string
 	python bool
+	// over: the cell ends past MaxNotebookBytes of the notebook's code (not parsed).
+	over bool
 }
 
 // passInput is a notebook's cells, collected for one pass.
@@ -248,34 +250,51 @@ func (a *Analyzer) collect(ctx interface{ Err() error }, nb *notebook.Notebook, 
 	if a.last != nil && len(a.last.keys) == len(nb.Cells) {
 		prev = a.last.keys
 	}
+	total, loggedOver := 0, false
 	for i, c := range nb.Cells {
 		if i%16 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("analyze %s: %w", nb.URI, err)
 			}
 		}
+		// A cell too large to parse costs nothing, so it does not count.
+		python := isPythonCell(c)
+		counted := python && len(c.Text) <= MaxCellBytes
+		if counted {
+			total += len(c.Text)
+		}
+		over := counted && total > MaxNotebookBytes
 		if prev != nil {
 			if p := &prev[i]; p.id == c.ID && p.text == c.Text && p.order == c.ExecutionOrder &&
-				p.kind == c.Kind && p.lang == c.Language {
+				p.kind == c.Kind && p.lang == c.Language && p.over == over {
 				continue
 			}
 		}
-		k := cellKey{id: c.ID, kind: c.Kind, lang: c.Language, order: c.ExecutionOrder, text: c.Text, python: isPythonCell(c)}
+		k := cellKey{id: c.ID, kind: c.Kind, lang: c.Language, order: c.ExecutionOrder, text: c.Text, python: python, over: over}
 		in.patch = append(in.patch, keyPatch{i, k})
 		if !k.python {
 			continue
 		}
-		if prev != nil && prev[i].id == k.id && prev[i].python && prev[i].text == k.text {
+		if prev != nil && prev[i].id == k.id && prev[i].python && prev[i].text == k.text && prev[i].over == over {
 			continue // run, not edited
 		}
-		f := a.cache.Facts(c.ID, c.Text)
+		var f *CellFacts
+		if over {
+			// Past the notebook's budget: neither parsed nor cached, so what the notebook
+			// holds stays bounded.
+			a.cache.Forget(c.ID)
+			f = overBudgetFacts(c.Text, total)
+		} else {
+			f = a.cache.Facts(c.ID, c.Text)
+		}
 		in.fresh[k.id] = f
 		if a.last == nil || a.last.facts[k.id] != f {
 			in.changed = append(in.changed, k.id)
-			if opts.Log != nil {
+			if opts.Log != nil && !(over && loggedOver) {
 				for _, l := range f.Limits {
 					opts.Log(fmt.Sprintf("cell %d (%s): %s", i+1, c.ID, l.Message))
 				}
+				loggedOver = loggedOver || over
 			}
 		}
 	}

@@ -2,7 +2,10 @@ package analysis
 
 import (
 	"context"
+	"fmt"
 	"math/rand"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -142,5 +145,80 @@ func TestTooLargeCellCostsNothing(t *testing.T) {
 	}
 	if !strings.Contains(f.Limits[0].Message, sizeText(len(text))) || !strings.Contains(sizeText(5<<20), "5.0 MB") {
 		t.Errorf("message %q does not give the size", f.Limits[0].Message)
+	}
+}
+
+// TestNotebookBudget: the cells of a notebook past MaxNotebookBytes of code are not
+// parsed: each gets the info finding, is logged once, and names they may define count as
+// defined; the cells before the budget, a cell too large to parse (which does not count)
+// and the markdown are as usual; growing an earlier cell moves the bound on the next pass.
+func TestNotebookBudget(t *testing.T) {
+	// A cell is 100 KB: five fit in 512 KB, the sixth does not.
+	const cellBytes = 100 << 10
+	body := strings.Repeat("v = 1\n", cellBytes/6)
+	var cells []*notebook.Cell
+	add := func(kind notebook.Kind, text string) {
+		cells = append(cells, &notebook.Cell{ID: fmt.Sprint("c", len(cells)), Kind: kind, Language: "python", Text: text})
+	}
+	add(notebook.Code, "print(undefined_0)\n"+body)
+	add(notebook.Code, "data = ["+strings.Repeat("1.5, ", MaxCellBytes/5)+"]")
+	for i := 1; i < 7; i++ {
+		add(notebook.Markup, strings.Repeat("# text\n", cellBytes/7))
+		add(notebook.Code, fmt.Sprintf("print(undefined_%d)\n", i)+body)
+	}
+	nb := &notebook.Notebook{URI: "budget.ipynb", Cells: cells}
+	a := NewAnalyzer()
+	var logs []string
+	opts := Options{Log: func(m string) { logs = append(logs, m) }}
+	res, err := a.Analyze(context.Background(), nb, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary := func(res *Result) []string {
+		var out []string
+		for _, c := range nb.Cells {
+			for _, f := range res.Findings[c.ID] {
+				out = append(out, fmt.Sprintf("%s:%s@%d", c.ID, f.Code, f.Range.Start.Line))
+			}
+		}
+		return out
+	}
+	// The huge cell may define anything, so no undefined name after it is certain; the
+	// first cell's is. c3, c5, ..., c13 are the code cells of 100 KB after it: with c0,
+	// c3 to c9 fit (500 KB), c11 and c13 do not.
+	want := []string{"c0:undefined-name@0", "c1:not-analysed@0", "c11:not-analysed@0", "c13:not-analysed@0"}
+	if got := summary(res); !reflect.DeepEqual(got, want) {
+		t.Fatalf("findings %q, want %q", got, want)
+	}
+	f := res.Findings["c11"][0]
+	if !strings.Contains(f.Message, "over the 512 KB premortem analyses") || !strings.Contains(strings.Join(f.Evidence, " "), "first 512 KB") {
+		t.Errorf("budget finding %q %q", f.Message, f.Evidence)
+	}
+	over := 0
+	for _, l := range logs {
+		if strings.Contains(l, "over the 512 KB") {
+			over++
+		}
+	}
+	if over != 1 {
+		t.Errorf("%d log lines about the budget, want 1: %q", over, logs)
+	}
+	// Growing the first cell by another 100 KB pushes c9 out too.
+	grown := *nb
+	grown.Cells = slices.Clone(nb.Cells)
+	c0 := *nb.Cells[0]
+	c0.Text += body
+	grown.Cells[0] = &c0
+	nb = &grown
+	res, err = a.Analyze(context.Background(), nb, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"c0:undefined-name@0", "c1:not-analysed@0", "c9:not-analysed@0", "c11:not-analysed@0", "c13:not-analysed@0"}
+	if got := summary(res); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after growing c0: findings %q, want %q", got, want)
+	}
+	if n := a.Cache().Len(); n != 5 {
+		t.Errorf("after growing c0: %d cells cached, want 5 (c0, c1, c3, c5, c7: nothing past the budget)", n)
 	}
 }

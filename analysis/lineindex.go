@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"sort"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -155,4 +156,51 @@ func UTF16Len(s string) int {
 		}
 	}
 	return n
+}
+
+// SplitLines splits text into its lines, without their terminators, numbered as
+// LineIndex and Python number them: a line ends at "\n", "\r\n" or a lone "\r". A text
+// ending with a terminator has an empty last line, as strings.Split gives. Every place that
+// turns a line number (a finding's, a traceback's) into the line's text uses it.
+func SplitLines(text string) []string {
+	out := make([]string, 0, strings.Count(text, "\n")+1)
+	start := 0
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '\n':
+			out = append(out, text[start:i])
+			start = i + 1
+		case '\r':
+			out = append(out, text[start:i])
+			if i+1 < len(text) && text[i+1] == '\n' {
+				i++
+			}
+			start = i + 1
+		}
+	}
+	return append(out, text[start:])
+}
+
+// SplitLinesKeep is SplitLines with each line keeping its terminator; the last line,
+// when the text does not end with one, has none, and an empty text has no lines.
+func SplitLinesKeep(text string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '\n':
+			out = append(out, text[start:i+1])
+			start = i + 1
+		case '\r':
+			if i+1 < len(text) && text[i+1] == '\n' {
+				i++
+			}
+			out = append(out, text[start:i+1])
+			start = i + 1
+		}
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
+	return out
 }

@@ -47,11 +47,18 @@ func maskCell(text string) *masked {
 	// Python refuses NUL bytes and invalid UTF-8. tree-sitter reads NUL as the end of
 	// input, and random invalid bytes have been seen to send it into a loop: blank them
 	// (offsets unchanged) and report each as a syntax error.
+	//
+	// Python ends a line at "\n", "\r\n" or a lone "\r"; tree-sitter's grammar knows only
+	// the first two, so a lone "\r" becomes "\n" (one byte for one: offsets, and the line
+	// numbers LineIndex gives them, are unchanged).
 	for i := 0; i < len(m.src); {
 		r, size := utf8.DecodeRune(m.src[i:])
-		if r == 0 || r == utf8.RuneError && size == 1 {
+		switch {
+		case r == 0 || r == utf8.RuneError && size == 1:
 			m.src[i] = ' '
 			m.bad = append(m.bad, i)
+		case r == '\r' && (i+1 == len(m.src) || m.src[i+1] != '\n'):
+			m.src[i] = '\n'
 		}
 		i += size
 	}

@@ -17,7 +17,7 @@ func (fl *Flow) cellFindings(c *notebook.Cell, f *CellFacts, opts Options) []Fin
 		}
 	}
 	limits := limitFindings(c.ID, f)
-	if len(f.Limits) > 0 && (f.Limits[0].Kind == LimitTooLarge || f.Limits[0].Kind == LimitBrackets) {
+	if len(f.Limits) > 0 && (f.Limits[0].Kind == LimitTooLarge || f.Limits[0].Kind == LimitNotebook || f.Limits[0].Kind == LimitBrackets) {
 		return limits // not parsed: nothing else is known
 	}
 	if len(f.SyntaxErrors) > 0 {

@@ -166,9 +166,10 @@ var Registry = []Rule{
 	{
 		Code: NotAnalysed, Layers: static,
 		Summary: "a cell, or part of one, is beyond an analysis bound",
-		Doc: "Information: the cell is over the size bound and was not parsed, or a subtree is " +
-			"deeper than the walk's depth bound and was read as opaque. Nothing is predicted " +
-			"about what was skipped.",
+		Doc: "Information: the cell is over the size bound and was not parsed, the cell ends past " +
+			"the notebook's bound (the first 512 KB of its code, in page order, are analysed) and " +
+			"was not parsed, or a subtree is deeper than the walk's depth bound and was read as " +
+			"opaque. Nothing is predicted about what was skipped.",
 	},
 	{
 		Code: Input1D, Layers: rulesLayer, Exceptions: []string{"ValueError"},

@@ -220,7 +220,7 @@ func runTarget(ctx context.Context, k kernelclient.Kernel, nb *notebook.Notebook
 		v.Findings = append([]analysis.Finding{{
 			Cell: v.CellID, Source: analysis.SourceShadow, Severity: analysis.SeverityError, Code: shadowCode(res.Ename),
 			Exception: res.Ename, Message: fmt.Sprintf("%s: %s (raised when premortem ran the cell, --sequential)", res.Ename, oneLine(res.Evalue)),
-			Range: lineRange(strings.Split(nb.Cells[idx].Text, "\n"), 0), Confidence: 1,
+			Range: lineRange(analysis.SplitLines(nb.Cells[idx].Text), 0), Confidence: 1,
 			Evidence: []string{"the cell raised when run for real in premortem's kernel; the line is not known"},
 		}}, v.Findings...)
 	}
@@ -330,7 +330,7 @@ func discountReplayGaps(ctx context.Context, a *analysis.Analyzer, nb *notebook.
 	if cell == nil {
 		return
 	}
-	lines := strings.Split(cell.Text, "\n")
+	lines := analysis.SplitLines(cell.Text)
 	changed := false
 	for i := range v.Findings {
 		f := &v.Findings[i]

@@ -39,7 +39,9 @@ import (
 // "shadow-timeout: 3s" and "shadow-full-timeout: 10s" set the shadow budget and the
 // background full run's limit (defaults: judge.DefaultOptions); "reason" is a substring of
 // an unknown verdict's reason, "progress" a substring of the check's progress output (the
-// provisional answer printed while the full run goes on).
+// provisional answer printed while the full run goes on). "line-endings: crlf" or "cr"
+// writes the target's lines ending in "\r\n" or a lone "\r" (Python numbers both as
+// lines; the expected line and mark are the same).
 func TestScenarios(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "testdata", "scenarios", "check", "*.txtar"))
 	if err != nil {
@@ -115,6 +117,12 @@ func (sc *scenario) writeNotebook(t *testing.T, dir string) (string, int) {
 		case "target.py", "unrun.py":
 			if f.Name == "target.py" {
 				target = len(nb.Cells)
+				switch sc.want["line-endings"] {
+				case "crlf":
+					text = strings.ReplaceAll(text, "\n", "\r\n")
+				case "cr":
+					text = strings.ReplaceAll(text, "\n", "\r")
+				}
 			}
 			nb.AddCode(text, 0)
 		default:
@@ -265,7 +273,7 @@ func (sc *scenario) run(t *testing.T, mode string) {
 
 // mark returns the cell text a range covers (single-line ranges; UTF-16 columns).
 func mark(text string, r analysis.Range) string {
-	lines := strings.Split(text, "\n")
+	lines := analysis.SplitLines(text)
 	if r.Start.Line < 0 || r.Start.Line >= len(lines) {
 		return ""
 	}

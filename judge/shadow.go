@@ -60,7 +60,7 @@ func screen(cf *analysis.CellFacts, code, mode string, longRunOK bool, sandbox f
 // torch.device("cuda" if torch.cuda.is_available() else "cpu"): it picks CUDA only where
 // CUDA exists, and the inspector itself refuses to fork a kernel that has initialised CUDA.
 func conditionalDevice(code string, r analysis.Range) bool {
-	lines := strings.Split(code, "\n")
+	lines := analysis.SplitLines(code)
 	if r.Start.Line < 0 || r.End.Line >= len(lines) {
 		return false
 	}
@@ -96,7 +96,7 @@ func ShadowFindings(cellID, text string, cf *analysis.CellFacts, r *facts.Shadow
 				r.Exception, r.Line, strings.Join(m.PlaceholderUses, ", "), facts.MetaValueReason)}, notes...)
 		}
 		line := r.Line
-		lines := strings.Split(text, "\n")
+		lines := analysis.SplitLines(text)
 		// A crash inside a function the cell defines is the statement's that called it:
 		// mark the cell's top-level line, and say where inside it raised.
 		inside := ""

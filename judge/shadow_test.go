@@ -35,6 +35,17 @@ func TestShadowFindingsNarrow(t *testing.T) {
 				{File: "<premortem-cell>", Line: 4, Func: "<cell>", InCell: true, Text: "y = f({})"},
 				{File: "<premortem-cell>", Line: 2, Func: "f", InCell: true, Text: "return d[\"k\"]"}}},
 			"key-error", rng(3, 0, 9)},
+		// Python numbers lines ending in "\r\n" or a lone "\r" as lines (compile() of
+		// "a = 1\rb = 2\rraise ValueError(b)" raises at line 3).
+		{"CRLF line endings", "x = 1\r\nm = df[\"age\"].mean()\r\n",
+			facts.ShadowResult{Status: facts.ShadowError, Exception: "KeyError", Message: "'age'", Line: 2},
+			"key-error", rng(1, 7, 12)},
+		{"lone CR line endings", "a = 1\rb = 2\rm = df[\"age\"].mean()\rprint(m)",
+			facts.ShadowResult{Status: facts.ShadowError, Exception: "KeyError", Message: "'age'", Line: 3},
+			"key-error", rng(2, 7, 12)},
+		{"lone CR, other exceptions mark the line", "a = 1\rfor i in range(3):\r    y = model.predict(X)\r",
+			facts.ShadowResult{Status: facts.ShadowError, Exception: "NotFittedError", Message: "not fitted", Line: 3},
+			"not-fitted", rng(2, 4, 24)},
 		{"UTF-16 columns", "s = \"😀\"; d[\"k\"]",
 			facts.ShadowResult{Status: facts.ShadowError, Exception: "KeyError", Message: "'k'", Line: 1},
 			"key-error", rng(0, 12, 15)},

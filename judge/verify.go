@@ -442,7 +442,8 @@ func (j *Judge) prepareFrom(c *candidate, target string, hist []repair.Cell, tex
 		parts = append(parts, t)
 		c.replayed = append(c.replayed, h.Index)
 	}
-	c.targetLine = strings.Count(strings.Join(parts, "\n"), "\n") + 2
+	// Python numbers the lines of the joined code, counting "\r\n" and a lone "\r" too.
+	c.targetLine = len(analysis.SplitLines(strings.Join(parts, "\n"))) + 1
 	parts = append(parts, targetText)
 	c.code = strings.Join(parts, "\n")
 	c.cf = analysis.ParseCell(c.code)

@@ -282,7 +282,7 @@ func knownNames(in Input) map[string]bool {
 // dropBlankLines removes empty lines from an executed cell (they carry nothing and cost
 // tokens; the target keeps them so that line numbers stay the user's).
 func dropBlankLines(text string) string {
-	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	lines := analysis.SplitLines(text)
 	out := lines[:0]
 	for _, l := range lines {
 		if strings.TrimSpace(l) != "" {
@@ -317,7 +317,7 @@ func dropOrder(cells []int, depth map[int]int, executed []CellText) []int {
 // numberLines prefixes each line of the cell with its 1-based number; blank lines are left
 // out (the numbers of the others stay the user's).
 func numberLines(text string) string {
-	lines := strings.Split(strings.TrimRight(strings.ReplaceAll(text, "\r\n", "\n"), "\n"), "\n")
+	lines := analysis.SplitLines(strings.TrimRight(text, "\r\n"))
 	width := len(fmt.Sprint(len(lines)))
 	var b strings.Builder
 	for i, l := range lines {

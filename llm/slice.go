@@ -3,6 +3,8 @@ package llm
 import (
 	"sort"
 	"strings"
+
+	"github.com/premortem/premortem/analysis"
 )
 
 // SliceDependencies returns the indexes into executed (ascending) of the cells the target
@@ -81,7 +83,7 @@ func sliceStatements(executed []CellText, target string, known map[string]bool) 
 				}
 			}
 			if best < 0 && alwaysKept(executed[i].Text) {
-				lines := strings.Split(executed[i].Text, "\n")
+				lines := analysis.SplitLines(executed[i].Text)
 				if alwaysKept(strings.Join(lines[stmts[j].start:stmts[j].end+1], "\n")) {
 					best = len(executed)
 				}
@@ -151,7 +153,7 @@ func (sl slice) excerpt(i int, text string) (string, bool) {
 	if !ok {
 		return text, false
 	}
-	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	lines := analysis.SplitLines(text)
 	var b strings.Builder
 	partial := false
 	for j, st := range sl.stmts[i] {

@@ -187,7 +187,7 @@ func (v Verdict) Findings(cellID, cellText string) []analysis.Finding {
 	if v.Unknown || !v.Crash {
 		return nil
 	}
-	lines := strings.Split(strings.ReplaceAll(cellText, "\r\n", "\n"), "\n")
+	lines := analysis.SplitLines(cellText)
 	ln := min(max(v.Line, 1), len(lines)) - 1
 	f := analysis.Finding{
 		Cell:        cellID,

@@ -57,8 +57,12 @@ func (s *Server) scheduleWith(d *document, focus string, force bool) {
 	d.beginHold(p, focus, attached && shadowComing(d, p.snap.Cell(focus), p.settings))
 	ctx, cancel := context.WithCancel(s.ctx)
 	d.passCancel = cancel
+	d.passes.Add(1)
 	s.mu.Unlock()
-	go s.runPass(ctx, p)
+	go func() {
+		defer d.passes.Done()
+		s.runPass(ctx, p)
+	}()
 }
 
 // runPass is one diagnostics pass over a snapshot.

@@ -29,6 +29,9 @@ type document struct {
 	// gen counts changes; a pass or publication for an older gen is stale.
 	gen        atomic.Uint64
 	passCancel context.CancelFunc
+	// passes counts the running passes (added under Server.mu while the document is
+	// open), so a closed document's memory is released only once none uses it.
+	passes sync.WaitGroup
 	// focus is the cell edited last (notebooks only).
 	focus string
 

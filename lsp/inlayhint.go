@@ -36,7 +36,7 @@ func (s *Server) inlayHint(ctx context.Context, params json.RawMessage) (any, er
 		if l == nil || l.shadow == nil || len(l.shadow.Trace) == 0 {
 			continue
 		}
-		lines := strings.Split(c.Text, "\n")
+		lines := analysis.SplitLines(c.Text)
 		for _, st := range l.shadow.Trace {
 			line := st.Line - 1
 			if line < 0 || line >= len(lines) || len(st.Names) == 0 {

@@ -3,6 +3,7 @@ package lsp
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestBoundedCells opens a notebook holding a 5 MB cell, a 60,000-deep subscript chain and
@@ -29,4 +30,39 @@ func TestBoundedCells(t *testing.T) {
 	var hover map[string]any
 	c.callOK("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": cellURI(nbPath, 3)},
 		"position": map[string]any{"line": 0, "character": 7}}, &hover)
+}
+
+// TestCloseReleases: didClose frees what the notebook held (the analyzer's cells and
+// syntax trees, the results), once its pass has ended.
+func TestCloseReleases(t *testing.T) {
+	var s *Server
+	c, _ := startInProcessWith(t, func(srv *Server) { s = srv })
+	c.initialize(map[string]any{"kernel": map[string]any{"autoAttach": false}})
+	c.notify("notebookDocument/didOpen", vscodeDidOpen(nbPath,
+		vsCell{handle: 0, text: "x = 1\n", order: 1}, vsCell{handle: 1, text: "print(y)\n"}))
+	c.waitDiags(cellURI(nbPath, 1), "[undefined-name@0:6-0:7]")
+	c.notify("notebookDocument/didChange", vscodeTextChange(nbPath, 2, 1, 2, 0, 6, 0, 7, "x"))
+	c.waitDiags(cellURI(nbPath, 1), "[]")
+	s.mu.Lock()
+	d := s.docs["file://"+nbPath]
+	s.mu.Unlock()
+	cache := d.analyzer.Cache()
+	if cache.Len() != 2 || cache.Trees() != 1 {
+		t.Fatalf("open: %d cells, %d trees cached; want 2 and 1 (the edited cell)", cache.Len(), cache.Trees())
+	}
+	c.notify("notebookDocument/didClose", map[string]any{"notebookDocument": map[string]any{"uri": "file://" + nbPath}, "cellTextDocuments": []any{}})
+	c.waitDiags(cellURI(nbPath, 1), "[]")
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		d.rmu.Lock()
+		static := d.static
+		d.rmu.Unlock()
+		if cache.Len() == 0 && cache.Trees() == 0 && static == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("closed: %d cells, %d trees cached, static result %v; want nothing", cache.Len(), cache.Trees(), static != nil)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

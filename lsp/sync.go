@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 
 	"go.lsp.dev/protocol"
 
+	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/notebook"
 )
 
@@ -30,6 +32,7 @@ func (s *Server) didOpenNotebook(ctx context.Context, params json.RawMessage) (a
 	if old := s.docs[d.uri]; old != nil {
 		// Opened twice without a close: the new open wins.
 		s.dropLocked(old)
+		go s.release(old)
 	}
 	s.docs[d.uri] = d
 	s.indexCellsLocked(d)
@@ -169,7 +172,40 @@ func (s *Server) didCloseNotebook(ctx context.Context, params json.RawMessage) (
 	s.mu.Unlock()
 	s.clearAll(d)
 	s.rt.documentClosed(d)
+	go s.release(d)
 	return nil, nil
+}
+
+// bigClose is the size of cell text at which closing a notebook hands the memory it held
+// back to the operating system at once: the runtime would return it only gradually, and
+// the editor's user sees the server's RSS.
+const bigClose = 1 << 20
+
+// release frees what a closed document holds, once its passes have ended: the analyzer's
+// syntax trees and facts, the results and caches. After a large notebook the freed memory
+// goes back to the operating system, so the server's RSS returns near its level before
+// the notebook was opened.
+func (s *Server) release(d *document) {
+	d.passes.Wait()
+	d.amu.Lock()
+	d.analyzer.Close()
+	d.amu.Unlock()
+	d.rmu.Lock()
+	d.static, d.staticSnap, d.pubCache = nil, nil, nil
+	d.layers = map[string]*cellLayers{}
+	d.rmu.Unlock()
+	size := 0
+	s.mu.Lock()
+	for _, c := range d.nb.Cells {
+		size += len(c.Text)
+	}
+	d.nb = &notebook.Notebook{URI: d.nb.URI, Type: d.nb.Type}
+	d.text = ""
+	s.mu.Unlock()
+	if size >= bigClose {
+		debug.FreeOSMemory()
+		analysis.TrimCMemory()
+	}
 }
 
 // dropLocked forgets a document and stops its pass. Callers hold s.mu and then call
@@ -229,6 +265,7 @@ func (s *Server) didOpenText(ctx context.Context, params json.RawMessage) (any, 
 	s.mu.Lock()
 	if old := s.docs[d.uri]; old != nil {
 		s.dropLocked(old)
+		go s.release(old)
 	}
 	s.docs[d.uri] = d
 	s.mu.Unlock()
@@ -295,5 +332,6 @@ func (s *Server) didCloseText(ctx context.Context, params json.RawMessage) (any,
 	s.mu.Unlock()
 	s.clearAll(d)
 	s.rt.documentClosed(d)
+	go s.release(d)
 	return nil, nil
 }

@@ -87,14 +87,6 @@ func Diff(old, new string) []analysis.Edit {
 	return out
 }
 
-// splitKeep splits text into lines that keep their "\n" (the last may have none).
-func splitKeep(text string) []string {
-	if text == "" {
-		return nil
-	}
-	out := strings.SplitAfter(text, "\n")
-	if out[len(out)-1] == "" {
-		out = out[:len(out)-1]
-	}
-	return out
-}
+// splitKeep splits text into lines that keep their terminator ("\n", "\r\n" or a lone
+// "\r", as Python and LSP number lines; the last may have none).
+func splitKeep(text string) []string { return analysis.SplitLinesKeep(text) }

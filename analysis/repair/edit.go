@@ -64,7 +64,7 @@ func ApplyFix(texts map[string]string, target string, fix analysis.Fix) (map[str
 }
 
 // lines splits a cell's text into lines (without terminators).
-func lines(text string) []string { return strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") }
+func lines(text string) []string { return analysis.SplitLines(text) }
 
 // lineAt returns line l of text, "" when out of range.
 func lineAt(text string, l int) string {

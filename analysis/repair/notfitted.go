@@ -217,7 +217,7 @@ func notFittedGen(in *Input) []Candidate {
 
 // lineOf returns the cell line of byte offset off within stmt, which starts at line start.
 func lineOf(text string, start int, stmt string, off int) int {
-	return start + strings.Count(stmt[:off], "\n")
+	return start + len(analysis.SplitLines(stmt[:off])) - 1
 }
 
 // firstArg returns the first positional argument's text of a call whose "(" was just

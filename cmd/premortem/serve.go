@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/premortem/premortem/lsp"
@@ -18,6 +19,9 @@ func init() {
 
 // runServe runs the language server on stdio until the client sends exit. --stdio is
 // accepted because vscode-languageclient appends it.
+// serveGCPercent is the server's GOGC unless the environment sets one.
+const serveGCPercent = 50
+
 func runServe(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -48,6 +52,13 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		}
 		defer f.Close()
 		logw = f
+	}
+	if os.Getenv("GOGC") == "" {
+		// The server's heap is mostly the open notebooks' facts, long-lived: collecting at
+		// half the live heap's growth rather than all of it keeps the peak RSS a large
+		// notebook costs at 1.5× what it holds instead of 2×, for a little more GC work
+		// while a notebook is opened.
+		debug.SetGCPercent(serveGCPercent)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -43,7 +43,7 @@ func Text(w io.Writer, rep *judge.Report) error {
 		} else {
 			fmt.Fprintf(w, "\ncell %d (index %d): %s (confidence %.2f)\n", c.Index+1, c.Index, verdictWord(c.Verdict), c.Confidence)
 		}
-		lines := strings.Split(src[c.Index], "\n")
+		lines := analysis.SplitLines(src[c.Index])
 		for _, f := range c.Findings {
 			exc := ""
 			if f.Exception != "" {
@@ -63,7 +63,7 @@ func Text(w io.Writer, rep *judge.Report) error {
 				if len(fix.Edits) > 0 {
 					if i := EditCell(rep, c.Index, fix.Edits[0]); i != c.Index {
 						fmt.Fprintf(w, "         (in cell %d, index %d)\n", i+1, i)
-						fixLines = strings.Split(src[i], "\n")
+						fixLines = analysis.SplitLines(src[i])
 					}
 				}
 				for _, l := range fixPreview(fixLines, fix) {

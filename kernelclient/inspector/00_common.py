@@ -117,6 +117,13 @@ import linecache as _linecache
 
 _MISSING = object()
 
+
+def _src_lines(code):
+    """The cell's lines as Python numbers them in a traceback: a line ends at "\n",
+    "\r\n" or a lone "\r" (str.splitlines would also split at form feeds and other
+    characters the tokenizer does not end a line at)."""
+    return code.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
 # Roots of modules whose code inspection may run to read a value: the known containers
 # (numpy, pandas, torch, the builtins) and the standard library's plain types. Their
 # properties, descriptors and C-level sizes are cheap and side-effect free; nothing of any

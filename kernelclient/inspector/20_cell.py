@@ -184,7 +184,7 @@ def _map(lmap, line):
 
 
 def _orig_line(code, line):
-    lines = code.split("\n")
+    lines = _src_lines(code)
     if 1 <= line <= len(lines):
         return lines[line - 1].strip()[:300]
     return ""

@@ -125,7 +125,7 @@ def _crash_keys(e, tb, code, lmap):
     if _CK_BASE is None:
         _CK_BASE = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*(?=[\[.])")
         _CK_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
-    lines = code.split("\n")
+    lines = _src_lines(code)
     ln = _map(lmap, lineno)
     if not 1 <= ln <= len(lines):
         return None

@@ -94,7 +94,7 @@ def _crash_facts(tb, code, lmap):
 
     if _CK_STRING is None:
         _CK_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
-    lines = code.split("\n")
+    lines = _src_lines(code)
     ln = _map(lmap, lineno)
     if not 1 <= ln <= len(lines):
         return None

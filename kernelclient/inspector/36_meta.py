@@ -738,7 +738,7 @@ def _meta_crash(e):
             frame, lineno = _cell_frame(e.__traceback__)  # 34_crashkeys.py
             if frame is not None:
                 code = st.get("code") or ""
-                lines = code.split("\n")
+                lines = _src_lines(code)
                 ln = _map(st.get("lmap"), lineno)
                 text = lines[ln - 1] if 1 <= ln <= len(lines) else ""
                 for n in _cf_names(text):  # 35_crashfacts.py

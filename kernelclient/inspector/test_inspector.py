@@ -461,6 +461,12 @@ class ShadowTest(unittest.TestCase):
         # Raised inside a function the cell defines: the keys come from that call's frame.
         r = shadow("def f5():\n    loc5 = {'alpha': 1}\n    return loc5['alpa']\nf5()", trace=False)
         self.assertEqual(r["crash_keys"], [{"expr": "loc5", "kind": "dict", "keys": ["alpha"], "total": 1}])
+        # Lines end at "\r\n" or a lone "\r" too, as Python numbers them: the crash line's
+        # keys and text are found on line 3.
+        for nl in ("\r\n", "\r"):
+            r = shadow(nl.join(["t6 = pd.DataFrame({'Total_Gross': [1]})", "x6 = 1", "v6 = t6['Total']"]), trace=False)
+            self.assertEqual((r["exception"], r["line"], r["frames"][0]["text"]), ("KeyError", 3, "v6 = t6['Total']"))
+            self.assertEqual(r["crash_keys"], [{"expr": "t6", "kind": "dataframe", "keys": ["Total_Gross"], "total": 1}])
         r = shadow("b4 = {'k': 1}\nb4['k'] + undefined_q", trace=False)
         self.assertEqual(r["exception"], "NameError")
         self.assertNotIn("crash_keys", r)
