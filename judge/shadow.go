@@ -375,7 +375,7 @@ func pointAtSite(fs []analysis.Finding, r *facts.ShadowResult, hist []repair.Cel
 	if !ok {
 		return
 	}
-	lines := strings.Split(s.Cell.Text, "\n")
+	lines := analysis.SplitLines(s.Cell.Text)
 	if s.Line >= len(lines) {
 		return
 	}

@@ -43,7 +43,7 @@ func FrameSite(frames []facts.Frame, history []Cell) (Site, bool) {
 		}
 		// Newest first: a cell run again after an edit holds the code the kernel has.
 		for h := len(history) - 1; h >= 0; h-- {
-			lines := strings.Split(history[h].Text, "\n")
+			lines := analysis.SplitLines(history[h].Text)
 			if fr.Line <= len(lines) && sameLine(lines[fr.Line-1], want) {
 				return Site{Cell: history[h], Line: fr.Line - 1, Func: fr.Func}, true
 			}
@@ -87,7 +87,7 @@ func (in *Input) at(s Site) *Input {
 	if sub.Facts == nil {
 		sub.Facts = analysis.ParseCell(s.Cell.Text)
 	}
-	lines := strings.Split(s.Cell.Text, "\n")
+	lines := analysis.SplitLines(s.Cell.Text)
 	sub.Finding.Range = siteLineRange(lines, s.Line)
 	sub.CrashFacts, sub.CrashKeys = nil, nil
 	var hist []Cell
