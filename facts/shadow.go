@@ -53,6 +53,10 @@ type ShadowResult struct {
 	// nearest to the missing one, from dir() of the object or the crash frame's namespace
 	// (kernelclient/inspector/35_crashfacts.py); nil when none is near.
 	Suggestions *Suggestions `json:"suggestions,omitempty"`
+	// SiteFacts are crash facts as CrashFacts are, of the innermost frame that runs code an
+	// earlier cell defined (a forward, a helper: the line repair.FrameSite finds), as that
+	// frame held them: its parameters and locals exist nowhere else.
+	SiteFacts map[string]Value `json:"site_facts,omitempty"`
 	// Trace is the per-line state recorded with trace on, in execution order.
 	Trace []LineState `json:"trace,omitempty"`
 	// TraceTruncated is true when the trace hit its size bound.

@@ -75,3 +75,12 @@ func sameException(r *facts.ShadowResult, f analysis.Finding) bool {
 func sameExceptionName(pred, real string) bool {
 	return pred == "" || strings.EqualFold(pred, real) || strings.HasSuffix(real, pred) || strings.HasSuffix(pred, real)
 }
+
+// siteFacts are the crash facts of the frame where an earlier cell's code raised, when the
+// finding is the run's exception.
+func siteFacts(r *facts.ShadowResult, f analysis.Finding) map[string]facts.Value {
+	if r == nil || r.Status != facts.ShadowError || !sameException(r, f) {
+		return nil
+	}
+	return r.SiteFacts
+}

@@ -159,7 +159,7 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 	unrun := unrunNames(unran)
 	inputs := make([]repair.Input, len(crashes))
 	for n, i := range crashes {
-		inputs[n] = repair.Input{Finding: out[i], Message: shadowMessage(req.Shadow, out[i]), Text: cell.Text, Facts: cf, History: hist, Unrun: unrun, Unran: unran, CrashKeys: crashKeys(req.Shadow, out[i]), CrashFacts: crashFacts(req.Shadow, out[i]), Site: crashSite(req.Shadow, out[i], hist), Suggestions: crashSuggestions(req.Shadow, out[i])}
+		inputs[n] = repair.Input{Finding: out[i], Message: shadowMessage(req.Shadow, out[i]), Text: cell.Text, Facts: cf, History: hist, Unrun: unrun, Unran: unran, CrashKeys: crashKeys(req.Shadow, out[i]), CrashFacts: crashFacts(req.Shadow, out[i]), Site: crashSite(req.Shadow, out[i], hist), Suggestions: crashSuggestions(req.Shadow, out[i]), SiteFacts: siteFacts(req.Shadow, out[i])}
 	}
 	active := j.Kernel != nil && j.Options.Shadow != ShadowOff && j.Options.Shadow != ""
 	insp := req.Inspection

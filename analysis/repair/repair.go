@@ -46,6 +46,13 @@ type Input struct {
 	// Suggestions are the existing names nearest to a missing name or attribute, as the
 	// failing run saw them (facts.ShadowResult.Suggestions); nil without such a run.
 	Suggestions *facts.Suggestions
+	// SiteFacts are the crash facts of Site's frame (facts.ShadowResult.SiteFacts): at the
+	// site they take the place of CrashFacts.
+	SiteFacts map[string]facts.Value
+
+	// atSite is set on the input seen from Site (see at): its crash facts are the site
+	// frame's, which hold the function's locals, so they win over the kernel's globals.
+	atSite bool
 }
 
 // Cell is one cell of the notebook: an executed cell of the history, or one of Unran.
@@ -185,6 +192,9 @@ func rangeKey(r analysis.Range) string {
 // value returns the runtime facts of name: the crash frame's when the cell binds name before
 // the crash line or the inspection lacks it, else the inspection's.
 func (in *Input) value(name string) (facts.Value, bool) {
+	if v, ok := in.CrashFacts[name]; ok && v.Exists && in.atSite {
+		return v, true
+	}
 	if v, ok := in.CrashFacts[name]; ok && v.Exists {
 		if _, fresh := in.crashValue(name); fresh {
 			return v, true

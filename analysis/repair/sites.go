@@ -78,8 +78,8 @@ func (s Site) Where() string {
 }
 
 // at returns the input seen from site: the site's cell is the one edited, its line the
-// crash line. The history is what ran before the site's cell; the crash facts, which are
-// the crashing cell's frame's, do not apply there and are dropped.
+// crash line. The history is what ran before the site's cell; the crash facts there are
+// the site frame's (SiteFacts), the crashing cell's frame's do not apply.
 func (in *Input) at(s Site) *Input {
 	sub := *in
 	sub.Text = s.Cell.Text
@@ -89,7 +89,7 @@ func (in *Input) at(s Site) *Input {
 	}
 	lines := analysis.SplitLines(s.Cell.Text)
 	sub.Finding.Range = siteLineRange(lines, s.Line)
-	sub.CrashFacts, sub.CrashKeys = nil, nil
+	sub.CrashFacts, sub.CrashKeys, sub.SiteFacts = in.SiteFacts, nil, nil
 	var hist []Cell
 	for _, h := range in.History {
 		if h.ID == s.Cell.ID {
@@ -99,6 +99,7 @@ func (in *Input) at(s Site) *Input {
 	}
 	sub.History = hist
 	sub.Site = nil
+	sub.atSite = true
 	return &sub
 }
 

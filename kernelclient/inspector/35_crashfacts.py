@@ -86,16 +86,47 @@ def _cf_value(frame, name):
 def _crash_facts(tb, code, lmap):
     """facts.Value (JSON) by name of what the crash line reads and what the cell's bindings
     of those read, as the innermost cell frame held it; None when there is nothing."""
-    global _CK_STRING
     frame, lineno = _cell_frame(tb)  # 34_crashkeys.py
     if frame is None:
         return None
+    return _frame_facts(frame, _src_lines(code), _map(lmap, lineno))
+
+
+def _site_facts(tb):
+    """Crash facts of the innermost frame below the cell that runs code an earlier cell
+    defined (a forward, a helper: the repair library's site, repair.FrameSite), as that frame
+    held them; None when the traceback goes through no such code. IPython keeps each executed
+    cell's source in linecache and, so that checkcache keeps it, in linecache._ipython_cache
+    (IPython/core/compilerop.py); without IPython, a linecache entry no file on disk backs
+    is a cell's."""
+    import linecache
+
+    cells = getattr(linecache, "_ipython_cache", None)
+    frame, lineno = None, 0
+    while tb is not None:
+        fn = tb.tb_frame.f_code.co_filename
+        if fn != CELL_FILENAME and fn in linecache.cache:
+            if cells is not None:
+                ok = fn in cells
+            else:
+                ok = not os.path.exists(fn)
+            if ok:
+                frame, lineno = tb.tb_frame, tb.tb_lineno
+        tb = tb.tb_next
+    if frame is None:
+        return None
+    lines = [l.rstrip("\r\n") for l in linecache.cache[frame.f_code.co_filename][2]]
+    return _frame_facts(frame, lines, lineno)
+
+
+def _frame_facts(frame, lines, ln):
+    """The facts of what line ln (1-based) of lines reads, and of what the top-level bindings
+    of those read, as frame holds them."""
+    global _CK_STRING
     import re
 
     if _CK_STRING is None:
         _CK_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
-    lines = _src_lines(code)
-    ln = _map(lmap, lineno)
     if not 1 <= ln <= len(lines):
         return None
     binders = _cf_binders(lines, ln)

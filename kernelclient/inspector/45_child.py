@@ -219,6 +219,12 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
             if cfacts:
                 res["crash_facts"] = cfacts
             try:
+                sfacts = _site_facts(e.__traceback__)  # 35_crashfacts.py
+            except BaseException:
+                sfacts = None
+            if sfacts:
+                res["site_facts"] = sfacts
+            try:
                 sugg = _crash_suggestions(e)  # 35_crashfacts.py
             except BaseException:
                 sugg = None

@@ -511,6 +511,15 @@ class ShadowTest(unittest.TestCase):
         r = shadow("sg_factor = 2\ndef sg_scale(v):\n    return v * sg_facter\nsg_scale(3)", trace=False)
         self.assertEqual(r["suggestions"]["name"], "sg_facter")
         self.assertEqual(r["suggestions"]["candidates"][0], "sg_factor")
+        # A helper an earlier cell defined raised: its own frame's facts come back as the
+        # site's (the frame it builds exists nowhere else).
+        SH.run_cell("def sg_mean(vals):\n    sg_frame = pd.DataFrame({'Income': vals})\n    return sg_frame['Incme'].mean()",
+                    store_history=True).raise_error()
+        r = shadow("sg_mean([1.0, 2.0])", trace=False)
+        self.assertEqual(r["exception"], "KeyError")
+        self.assertEqual([c["name"] for c in r["site_facts"]["sg_frame"]["columns"]], ["Income"])
+        r = shadow("sg_local = {}\nsg_local['k']", trace=False)
+        self.assertNotIn("site_facts", r)
         # Nothing near: no suggestions.
         r = shadow("sg_obj = object()\nsg_obj.feature_importances_", trace=False)
         self.assertNotIn("suggestions", r)
