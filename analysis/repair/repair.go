@@ -261,8 +261,11 @@ func (in *Input) message() string {
 	if e := in.Finding.Exception; e != "" {
 		m = strings.TrimPrefix(m, e+": ")
 	}
-	if i := strings.LastIndex(m, " (raised at line "); i >= 0 && strings.HasSuffix(m, ")") {
-		m = m[:i]
+	for _, wrap := range []string{" (raised at line ", " (raised in cell "} {
+		if i := strings.LastIndex(m, wrap); i >= 0 && strings.HasSuffix(m, ")") {
+			m = m[:i]
+			break
+		}
 	}
 	return m
 }
