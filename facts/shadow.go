@@ -49,6 +49,14 @@ type ShadowResult struct {
 	// a name it rebinds is stale there. At most 8 names, 64 KiB; modules, classes,
 	// functions and opaque user objects are left out.
 	CrashFacts map[string]Value `json:"crash_facts,omitempty"`
+	// Suggestions, for a NameError or AttributeError, are the existing names spelled
+	// nearest to the missing one, from dir() of the object or the crash frame's namespace
+	// (kernelclient/inspector/35_crashfacts.py); nil when none is near.
+	Suggestions *Suggestions `json:"suggestions,omitempty"`
+	// SiteFacts are crash facts as CrashFacts are, of the innermost frame that runs code an
+	// earlier cell defined (a forward, a helper: the line repair.FrameSite finds), as that
+	// frame held them: its parameters and locals exist nowhere else.
+	SiteFacts map[string]Value `json:"site_facts,omitempty"`
 	// Trace is the per-line state recorded with trace on, in execution order.
 	Trace []LineState `json:"trace,omitempty"`
 	// TraceTruncated is true when the trace hit its size bound.
@@ -270,4 +278,11 @@ type MetaRun struct {
 	ConvertMS float64 `json:"convert_ms,omitempty"`
 	Truncated bool    `json:"truncated,omitempty"`
 	Error     string  `json:"error,omitempty"`
+}
+
+// Suggestions are the names that exist where a name or attribute was missing, nearest first.
+type Suggestions struct {
+	// Name is the missing name or attribute.
+	Name       string   `json:"name"`
+	Candidates []string `json:"candidates"`
 }

@@ -90,6 +90,9 @@ type Finding struct {
 	Confidence float64 `json:"confidence,omitempty"`
 	// Explanation is a longer diagnosis (LLM layer), Markdown.
 	Explanation string `json:"explanation,omitempty"`
+	// Related are other places the finding is about: the line of an earlier cell whose
+	// code raised the exception (a forward or helper it defines).
+	Related []Related `json:"related,omitempty"`
 	// Certain is true for a crash certain by construction: the rule concluded it from facts
 	// the inspection saw whole (a frame's complete columns, the kernel's namespace, None),
 	// about a state nothing in the cell changed before the line, by an operation whose
@@ -98,4 +101,12 @@ type Finding struct {
 	// library class or on a model of a library call waits for the shadow run when one is
 	// coming (judge.Awaits). Not part of check's JSON contract.
 	Certain bool `json:"-"`
+}
+
+// Related is a place in another cell that a finding points at (LSP relatedInformation).
+type Related struct {
+	// Cell is the key of the cell (notebook.Cell.ID), Range the place in it.
+	Cell    string `json:"cell"`
+	Range   Range  `json:"range"`
+	Message string `json:"message"`
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // Layers holds what each layer said about one cell, before merging.
@@ -114,7 +115,8 @@ func foldSameCrash(fs []analysis.Finding) []analysis.Finding {
 
 // mergeConfirmed folds the other layers into the shadow run's crash: the first rule or
 // static finding at the crash line that predicts the same exception becomes the confirmed
-// finding (keeping its precise range, message and fixes, taking the real exception name);
+// finding (keeping its precise range, message and fixes, taking the real exception name
+// and the places the run points at);
 // further predictions of that same crash only lend their evidence and fixes, so the user
 // sees the crash once. Findings elsewhere in the cell stay as they are, except LLM guesses
 // that the real run contradicts.
@@ -147,6 +149,7 @@ func mergeConfirmed(l Layers) []analysis.Finding {
 			}
 			m.Evidence = appendNew(append([]string(nil), confirmed.Evidence...), f.Evidence...)
 			m.Fixes = append([]analysis.Fix(nil), f.Fixes...)
+			m.Related = append(append([]finding.Related(nil), confirmed.Related...), f.Related...)
 			out = append(out, m)
 			folded = len(out) - 1
 			continue
@@ -194,8 +197,7 @@ func sameCrash(pred, real analysis.Finding) bool {
 	if pred.Range.Start.Line != real.Range.Start.Line || !predictsCrash(pred) {
 		return false
 	}
-	return pred.Exception == "" || strings.EqualFold(pred.Exception, real.Exception) ||
-		strings.HasSuffix(real.Exception, pred.Exception) || strings.HasSuffix(pred.Exception, real.Exception)
+	return sameExceptionName(pred.Exception, real.Exception)
 }
 
 // Awaits reports whether a finding should wait for a shadow run of the same state that is

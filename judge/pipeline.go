@@ -423,7 +423,10 @@ func (j *Judge) shadowStage(ctx context.Context, p Pass, res *analysis.Result, s
 	record := func(r *facts.ShadowResult, provisional bool) {
 		var fs []analysis.Finding
 		var notes []string
-		if perr := safely("shadow findings", func() { fs, notes = ShadowFindings(cell.ID, cell.Text, cf, r) }); perr != nil {
+		if perr := safely("shadow findings", func() {
+			fs, notes = ShadowFindings(cell.ID, cell.Text, cf, r)
+			pointAtSite(fs, r, historyCells(p.Notebook, res, cell.ID))
+		}); perr != nil {
 			notes = append(notes, perr.Error())
 		}
 		st.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/analysis/repair"
 	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/finding"
 )
@@ -360,4 +361,34 @@ func metaUnchecked(m *facts.MetaRun) string {
 // the cell's GPU) tensors: such a run proves shapes, not values.
 func MetaUsed(r *facts.ShadowResult) bool {
 	return r != nil && r.Meta != nil && (r.Meta.Converted > 0 || r.Meta.Created > 0 || r.Meta.Placeholders > 0)
+}
+
+// pointAtSite makes a shadow finding whose exception was raised by code an earlier cell
+// defined (a forward, a helper) say where: "raised in cell 3, line 14 (forward)", with
+// that line linked (Finding.Related), since the cell the user edits is that one, not the
+// call in this cell. A library file path (/tmp/ipykernel_…/….py) means nothing to a user.
+func pointAtSite(fs []analysis.Finding, r *facts.ShadowResult, hist []repair.Cell) {
+	if r == nil || r.Status != facts.ShadowError || len(fs) == 0 {
+		return
+	}
+	s, ok := repair.FrameSite(r.Frames, hist)
+	if !ok {
+		return
+	}
+	lines := analysis.SplitLines(s.Cell.Text)
+	if s.Line >= len(lines) {
+		return
+	}
+	text := strings.TrimSpace(lines[s.Line])
+	for i := range fs {
+		f := &fs[i]
+		if f.Source != analysis.SourceShadow || f.Exception != r.Exception {
+			continue
+		}
+		where := "raised in " + s.Where()
+		f.Message = strings.Replace(f.Message, fmt.Sprintf("(raised at line %d when run", f.Range.Start.Line+1),
+			fmt.Sprintf("(%s, called from line %d, when run", where, f.Range.Start.Line+1), 1)
+		f.Evidence = append(f.Evidence, where+": "+text)
+		f.Related = append(f.Related, finding.Related{Cell: s.Cell.ID, Range: lineRange(lines, s.Line), Message: where + ": " + text})
+	}
 }

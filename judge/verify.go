@@ -38,7 +38,7 @@ const (
 	// maxUnverifiedFixes is how many fixes that could not be verified are offered below them.
 	maxUnverifiedFixes = 2
 	// maxCandidatesPerFinding bounds the shadow runs spent on one finding.
-	maxCandidatesPerFinding = 6
+	maxCandidatesPerFinding = 8
 	// maxCrashFindings bounds the findings of one cell that get candidates.
 	maxCrashFindings = 2
 	// maxReplayCells bounds the executed cells re-run to verify a fix to an earlier cell.
@@ -159,7 +159,7 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 	unrun := unrunNames(unran)
 	inputs := make([]repair.Input, len(crashes))
 	for n, i := range crashes {
-		inputs[n] = repair.Input{Finding: out[i], Message: shadowMessage(req.Shadow, out[i]), Text: cell.Text, Facts: cf, History: hist, Unrun: unrun, Unran: unran, CrashKeys: crashKeys(req.Shadow, out[i]), CrashFacts: crashFacts(req.Shadow, out[i])}
+		inputs[n] = repair.Input{Finding: out[i], Message: shadowMessage(req.Shadow, out[i]), Text: cell.Text, Facts: cf, History: hist, Unrun: unrun, Unran: unran, CrashKeys: crashKeys(req.Shadow, out[i]), CrashFacts: crashFacts(req.Shadow, out[i]), Site: crashSite(req.Shadow, out[i], hist), Suggestions: crashSuggestions(req.Shadow, out[i]), SiteFacts: siteFacts(req.Shadow, out[i])}
 	}
 	active := j.Kernel != nil && j.Options.Shadow != ShadowOff && j.Options.Shadow != ""
 	insp := req.Inspection
@@ -306,7 +306,7 @@ func shadowMessage(r *facts.ShadowResult, f analysis.Finding) string {
 	if r == nil || r.Status != facts.ShadowError {
 		return ""
 	}
-	if f.Exception != "" && !strings.EqualFold(f.Exception, r.Exception) && !strings.HasSuffix(r.Exception, f.Exception) && !strings.HasSuffix(f.Exception, r.Exception) {
+	if !sameException(r, f) {
 		return ""
 	}
 	return r.Message
@@ -559,13 +559,22 @@ func offered(cs []*candidate, texts map[string]string, target string, nb *notebo
 	}
 	// A fix of one step comes before a composed one (each step is a change the user must
 	// accept), then the smallest edit first.
+	// A fix that loses data (repair.Loss) comes after every one that keeps it.
 	sort.SliceStable(ver, func(a, b int) bool {
 		if sa, sb := max(len(ver[a].steps), 1), max(len(ver[b].steps), 1); sa != sb {
 			return sa < sb
 		}
+		if la, lb := repair.Loss(ver[a].fix) != "", repair.Loss(ver[b].fix) != ""; la != lb {
+			return lb
+		}
 		return ver[a].size < ver[b].size
 	})
-	sort.SliceStable(unver, func(a, b int) bool { return unver[a].size < unver[b].size })
+	sort.SliceStable(unver, func(a, b int) bool {
+		if la, lb := repair.Loss(unver[a].fix) != "", repair.Loss(unver[b].fix) != ""; la != lb {
+			return lb
+		}
+		return unver[a].size < unver[b].size
+	})
 	var out []analysis.Fix
 	for i, c := range ver {
 		if i == maxVerifiedFixes {
@@ -574,7 +583,7 @@ func offered(cs []*candidate, texts map[string]string, target string, nb *notebo
 		f := c.fix
 		f.Verified = true
 		f.Preferred = i == 0
-		f.Title = stripVerification(f.Title) + " (verified: " + ranWhat(c, nb) + ")"
+		f.Title = repair.LossTitle(analysis.Fix{Title: stripVerification(f.Title), Edits: f.Edits}) + " (verified: " + ranWhat(c, nb) + ")"
 		out = append(out, withCells(f, target))
 	}
 	for i, c := range unver {
@@ -583,7 +592,7 @@ func offered(cs []*candidate, texts map[string]string, target string, nb *notebo
 		}
 		f := c.fix
 		f.Verified, f.Preferred = false, false
-		f.Title = stripVerification(f.Title) + " (not verified: " + shortReason(c.outcome) + ")"
+		f.Title = repair.LossTitle(analysis.Fix{Title: stripVerification(f.Title), Edits: f.Edits}) + " (not verified: " + shortReason(c.outcome) + ")"
 		out = append(out, withCells(f, target))
 	}
 	return out

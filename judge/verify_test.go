@@ -2,6 +2,7 @@ package judge_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -87,6 +88,19 @@ func runFixScenario(t *testing.T, sc *scenario) {
 	}
 	if want := sc.want["exception"]; want != "" && f.Exception != want && !strings.HasSuffix(f.Exception, "."+want) {
 		t.Errorf("exception %s, want %s\n%s", f.Exception, want, dump())
+	}
+	if want := sc.want["message-contains"]; want != "" && !strings.Contains(f.Message, want) {
+		t.Errorf("message %q does not contain %q", f.Message, want)
+	}
+	if want := sc.want["related"]; want != "" {
+		// "CELL:LINE": the 0-based notebook index and 1-based line the finding links.
+		got := ""
+		for _, r := range f.Related {
+			got += fmt.Sprintf("%d:%d ", rep.Source.Index(r.Cell), r.Range.Start.Line+1)
+		}
+		if strings.TrimSpace(got) != want {
+			t.Errorf("related %q, want %q\n%s", strings.TrimSpace(got), want, dump())
+		}
 	}
 	if sc.want["nofix"] == "true" {
 		if len(f.Fixes) > 0 {

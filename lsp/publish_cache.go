@@ -59,6 +59,7 @@ func (d *document) cellDiagnosticsLocked(c *notebook.Cell, index int, settings S
 	e := &pubEntry{static: static, text: c.Text, line: c.SourceLine, layers: cl, layersV: clV, verifyV: vV, hold: h, settings: ps}
 	for _, f := range d.mergedLocked(d.static, c, index, settings) {
 		rel, name := d.relatedLocked(f, c)
+		rel = append(d.ownRelatedLocked(f), rel...)
 		if name != "" && d.static.Flow != nil {
 			e.related = append(e.related, relatedDep{name, d.static.Flow.DefinitionsKey(name)})
 		}

@@ -68,3 +68,24 @@ func textAt(text string, r analysis.Range) string {
 	}
 	return text[start:end]
 }
+
+// ownRelatedLocked turns the places a finding itself points at (finding.Related: the
+// earlier cell whose code raised) into related locations; those in cells the document no
+// longer has are left out. Callers hold d.rmu.
+func (d *document) ownRelatedLocked(f analysis.Finding) []protocol.DiagnosticRelatedInformation {
+	var out []protocol.DiagnosticRelatedInformation
+	for _, r := range f.Related {
+		if d.staticSnap == nil || len(out) == maxRelated {
+			break
+		}
+		c := d.staticSnap.Cell(r.Cell)
+		if c == nil {
+			continue
+		}
+		out = append(out, protocol.DiagnosticRelatedInformation{
+			Location: protocol.Location{URI: protocol.DocumentURI(d.cellURI(r.Cell)), Range: lspRange(r.Range, c.SourceLine)},
+			Message:  r.Message,
+		})
+	}
+	return out
+}

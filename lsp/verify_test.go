@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"go.lsp.dev/protocol"
 )
 
 // verifiedActions asks for the code actions at a position until one is titled verified
@@ -94,5 +96,45 @@ func TestVerifiedFixEditsEarlierCell(t *testing.T) {
 	}
 	if dc := a.Edit.DocumentChanges[0]; dc.TextDocument.URI != cellURI(nbPath, 1) || dc.Edits[0].NewText != "3" {
 		t.Errorf("edit %+v, want \"3\" on %s", dc, cellURI(nbPath, 1))
+	}
+}
+
+// TestRelatedEarlierCell: a shadow crash raised inside the forward of a class an earlier cell
+// defines says where ("raised in cell 2, line 6 (forward)") and its relatedInformation links
+// that cell's URI and line, where the fix goes.
+func TestRelatedEarlierCell(t *testing.T) {
+	l := launchKernel(t)
+	cells := []string{
+		"import torch\nimport torch.nn as nn\nseqs = torch.randn(4, 5, 3)",
+		"class Head(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.out = nn.Linear(15, 2)\n    def forward(self, x):\n        x = x.permute(0, 2, 1).view(x.size(0), -1)\n        return self.out(x)",
+		"head = Head()",
+	}
+	var vs []vsCell
+	for i, code := range cells {
+		vs = append(vs, vsCell{handle: i, text: code, order: execute(t, l, code)})
+	}
+	vs = append(vs, vsCell{handle: 3, text: ""})
+	c, _ := startInProcess(t)
+	c.initialize(map[string]any{"debounce": 10, "shadow": map[string]any{"mode": "safe", "timeout": "20s"}})
+	c.notify("notebookDocument/didOpen", vscodeDidOpen(nbPath, vs...))
+	target := cellURI(nbPath, 3)
+	c.callOK("workspace/executeCommand", map[string]any{"command": CommandAttachKernel, "arguments": []any{l.ConnectionFile}}, nil)
+	c.notify("notebookDocument/didChange", vscodeTextChange(nbPath, 1, 3, 2, 0, 0, 0, 0, "scores = head(seqs)"))
+	var d protocol.Diagnostic
+	c.wait("the shadow crash to point at cell 2", func() bool {
+		for _, x := range c.diags[target] {
+			if strings.Contains(x.Message, "raised in cell 2, line 6 (forward)") {
+				d = x
+				return true
+			}
+		}
+		return false
+	})
+	if len(d.RelatedInformation) == 0 {
+		t.Fatalf("diagnostic %+v has no relatedInformation", d)
+	}
+	ri := d.RelatedInformation[0]
+	if string(ri.Location.URI) != cellURI(nbPath, 1) || ri.Location.Range.Start.Line != 5 || !strings.Contains(ri.Message, "view") {
+		t.Errorf("related %+v, want cell 2's line 6", ri)
 	}
 }

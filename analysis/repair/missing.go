@@ -109,6 +109,16 @@ func labelPool(in *Input) []string {
 		}
 		add(facts.Value{Keys: ck.Keys})
 	}
+	// Then the frames the failing run held where the line ran (the crash frame's facts; at a
+	// site, the facts of the helper's own frame).
+	cf := make([]string, 0, len(in.CrashFacts))
+	for n := range in.CrashFacts {
+		cf = append(cf, n)
+	}
+	sort.Strings(cf)
+	for _, n := range cf {
+		add(in.CrashFacts[n])
+	}
 	if in.Inspection == nil {
 		return pool
 	}

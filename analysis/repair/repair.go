@@ -39,6 +39,20 @@ type Input struct {
 	// before the crash line, or one no inspection knows, they replace the kernel's facts
 	// (see value): the kernel holds the name's stale value or none.
 	CrashFacts map[string]facts.Value
+	// Site, when the code that raised was written in an executed cell of the history (a
+	// forward or helper it defines), is that cell and line (see FrameSite): the families run
+	// there too.
+	Site *Site
+	// Suggestions are the existing names nearest to a missing name or attribute, as the
+	// failing run saw them (facts.ShadowResult.Suggestions); nil without such a run.
+	Suggestions *facts.Suggestions
+	// SiteFacts are the crash facts of Site's frame (facts.ShadowResult.SiteFacts): at the
+	// site they take the place of CrashFacts.
+	SiteFacts map[string]facts.Value
+
+	// atSite is set on the input seen from Site (see at): its crash facts are the site
+	// frame's, which hold the function's locals, so they win over the kernel's globals.
+	atSite bool
 }
 
 // Cell is one cell of the notebook: an executed cell of the history, or one of Unran.
@@ -85,15 +99,32 @@ func Candidates(in Input) []Candidate {
 	}
 	var out []Candidate
 	seen := map[string]bool{}
-	for _, f := range families {
-		for _, c := range safeGen(f, &in) {
-			c.Family = f.name
-			key := fixKey(c.Fix)
-			if seen[key] || len(c.Fix.Edits) == 0 || !IntentKept(in, c.Fix) {
-				continue
+	// The sites, the crash's first: the crashing cell, then the cell whose code raised.
+	sites := []*Input{&in}
+	if in.Site != nil {
+		sites = append(sites, in.at(*in.Site))
+	}
+	for k, at := range sites {
+		for _, f := range families {
+			cs := safeGen(f, at)
+			var kept []Candidate
+			for _, c := range cs {
+				if len(c.Fix.Edits) > 0 && IntentKept(*at, c.Fix) {
+					kept = append(kept, c)
+				}
 			}
-			seen[key] = true
-			out = append(out, c)
+			if k > 0 {
+				kept = moveTo(kept, *in.Site)
+			}
+			for _, c := range kept {
+				c.Family = f.name
+				key := fixKey(c.Fix)
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				out = append(out, c)
+			}
 		}
 	}
 	if len(out) > maxCandidates {
@@ -161,6 +192,9 @@ func rangeKey(r analysis.Range) string {
 // value returns the runtime facts of name: the crash frame's when the cell binds name before
 // the crash line or the inspection lacks it, else the inspection's.
 func (in *Input) value(name string) (facts.Value, bool) {
+	if v, ok := in.CrashFacts[name]; ok && v.Exists && in.atSite {
+		return v, true
+	}
 	if v, ok := in.CrashFacts[name]; ok && v.Exists {
 		if _, fresh := in.crashValue(name); fresh {
 			return v, true
@@ -227,8 +261,11 @@ func (in *Input) message() string {
 	if e := in.Finding.Exception; e != "" {
 		m = strings.TrimPrefix(m, e+": ")
 	}
-	if i := strings.LastIndex(m, " (raised at line "); i >= 0 && strings.HasSuffix(m, ")") {
-		m = m[:i]
+	for _, wrap := range []string{" (raised at line ", " (raised in cell "} {
+		if i := strings.LastIndex(m, wrap); i >= 0 && strings.HasSuffix(m, ")") {
+			m = m[:i]
+			break
+		}
 	}
 	return m
 }

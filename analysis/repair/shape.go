@@ -28,19 +28,12 @@ var (
 	yColumnRE     = regexp.MustCompile(`y should be a 1d array, got an array of shape \((\d+), (\d+)\)`)
 	inconsistent  = regexp.MustCompile(`inconsistent numbers of samples: \[([\d, ]+)\]`)
 	featureNames  = regexp.MustCompile(`feature names should match those that were passed during fit|Feature names unseen at fit time|Feature names must be in the same order`)
-	linearLitRE   = regexp.MustCompile(`\bLinear\s*\(\s*(?:in_features\s*=\s*)?(\d+)`)
 	reshapeCallRE = regexp.MustCompile(`\.(reshape|view)\s*\(`)
 )
 
 func shapeGen(in *Input) []Candidate {
 	msg := in.message()
 	var out []Candidate
-	if m := matmulRE.FindStringSubmatch(msg); m != nil && !isProductLine(in) {
-		out = append(out, linearInFeatures(in, m[2], m[3])...)
-	}
-	if m := convChannelsRE.FindStringSubmatch(msg); m != nil {
-		out = append(out, layerSize(in, convLitRE, m[2], m[1], "in_channels")...)
-	}
 	if m := axisRE.FindStringSubmatch(msg); m != nil {
 		out = append(out, lastAxis(in, m[1], atoi(m[2]))...)
 	}
@@ -177,7 +170,6 @@ func atLeast1D(in *Input) []Candidate {
 
 var (
 	convChannelsRE = regexp.MustCompile(`to have (\d+) channels, but got (\d+) channels instead`)
-	convLitRE      = regexp.MustCompile(`\bConv[123]d\s*\(\s*(?:in_channels\s*=\s*)?(\d+)`)
 	axisRE         = regexp.MustCompile(`axis (\d+) is out of bounds for array of dimension (\d+)`)
 	indexOOBRE     = regexp.MustCompile(`index (\d+) is out of bounds for axis (\d+) with size (\d+)`)
 )
@@ -209,53 +201,6 @@ func offByOne(in *Input, size int) []Candidate {
 				Keeps: fmt.Sprintf("the axis has %d elements, indexed 0..%d; %d counts from 1", size, size-1, size),
 			})
 			return out
-		}
-	}
-	return out
-}
-
-// linearInFeatures sets the in_features of the Linear layer that expects `want` inputs to
-// `got`, in the target cell or, failing that, the latest history cell that builds it.
-func linearInFeatures(in *Input, got, want string) []Candidate {
-	return layerSize(in, linearLitRE, got, want, "in_features")
-}
-
-// layerSize sets the first size argument (matched by re) of the layer built for want to
-// got, in the target cell or the latest history cell that builds it.
-func layerSize(in *Input, re *regexp.Regexp, got, want, what string) []Candidate {
-	type site struct {
-		cell  string
-		index int
-		text  string
-	}
-	sites := []site{{"", -1, in.Text}}
-	for i := len(in.History) - 1; i >= 0; i-- {
-		sites = append(sites, site{in.History[i].ID, in.History[i].Index, in.History[i].Text})
-	}
-	var out []Candidate
-	for _, s := range sites {
-		for l, line := range lines(s.text) {
-			for _, m := range re.FindAllStringSubmatchIndex(stripComment(line), -1) {
-				if line[m[2]:m[3]] != want {
-					continue
-				}
-				r := analysis.Range{
-					Start: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[2]])},
-					End:   analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[3]])},
-				}
-				e := replaceAt(r, got)
-				e.Cell = s.cell
-				title := fmt.Sprintf("Set %s to %s", what, got)
-				keeps := fmt.Sprintf("the layer gets %s %s per sample; it was built for %s", got, strings.TrimPrefix(strings.TrimPrefix(what, "in_"), "_"), want)
-				if s.cell != "" {
-					title += fmt.Sprintf(" in cell %d (then run it again)", s.index+1)
-					keeps += fmt.Sprintf("; cell %d defines the layer", s.index+1)
-				}
-				out = append(out, Candidate{Fix: analysis.Fix{Title: title, Edits: []analysis.Edit{e}}, Keeps: keeps})
-			}
-		}
-		if len(out) > 0 {
-			return out // the nearest definition wins
 		}
 	}
 	return out

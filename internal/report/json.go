@@ -57,6 +57,20 @@ type JSONFinding struct {
 	Explanation string   `json:"explanation,omitempty"`
 	Fix         *JSONFix `json:"fix,omitempty"`
 	Confidence  float64  `json:"confidence,omitempty"`
+	// Related are places in other cells the finding points at: the line of an earlier
+	// cell whose code raised.
+	Related []JSONRelated `json:"related,omitempty"`
+}
+
+// JSONRelated is a place in another cell: its 0-based index in the cells array, 1-based
+// lines and UTF-16 columns within it, and what it is.
+type JSONRelated struct {
+	Cell      int    `json:"cell"`
+	Line      int    `json:"line"`
+	Column    int    `json:"column"`
+	EndLine   int    `json:"end_line"`
+	EndColumn int    `json:"end_column"`
+	Message   string `json:"message"`
 }
 
 // JSONFix is a fix as edits to the notebook's cells.
@@ -96,6 +110,13 @@ func ToJSON(rep *judge.Report) JSONReport {
 				Message: f.Message, Evidence: f.Evidence, Explanation: f.Explanation, Confidence: round2(f.Confidence),
 				Line: f.Range.Start.Line + 1, Column: f.Range.Start.Character + 1,
 				EndLine: f.Range.End.Line + 1, EndColumn: f.Range.End.Character + 1,
+			}
+			for _, r := range f.Related {
+				if rep.Source == nil || rep.Source.Index(r.Cell) < 0 {
+					continue
+				}
+				jf.Related = append(jf.Related, JSONRelated{Cell: rep.Source.Index(r.Cell), Line: r.Range.Start.Line + 1, Column: r.Range.Start.Character + 1,
+					EndLine: r.Range.End.Line + 1, EndColumn: r.Range.End.Character + 1, Message: r.Message})
 			}
 			if fix := preferredFix(f); fix != nil {
 				jf.Fix = &JSONFix{Title: fix.Title, Verified: fix.Verified}

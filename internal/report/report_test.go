@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/notebook"
 )
@@ -41,6 +42,7 @@ func testReport(t *testing.T) *judge.Report {
 				Cell: "c1", Source: analysis.SourceShadow, Severity: analysis.SeverityError, Code: "missing-column",
 				Exception: "KeyError", Message: "column 'age' is not in df", Range: age,
 				Evidence: []string{"shadow run: KeyError at line 2"}, Fixes: []analysis.Fix{fix}, Confidence: 0.95,
+				Related: []finding.Related{{Cell: "c0", Range: analysis.Range{End: analysis.Position{Character: 5}}, Message: "renamed in cell 1"}},
 			}}},
 			{Index: 2, CellID: "c2", Verdict: judge.VerdictUnknown, Reason: "the shadow run timed out"},
 		},
@@ -95,6 +97,10 @@ func TestJSON(t *testing.T) {
 	if f.Line != 2 || f.Column != 8 || f.EndLine != 2 || f.EndColumn != 13 || f.Fix == nil || !f.Fix.Verified ||
 		len(f.Fix.Edits) != 1 || f.Fix.Edits[0] != (JSONEdit{Cell: 0, Line: 1, Column: 32, EndLine: 1, EndColumn: 38, NewText: `"age"`}) {
 		t.Errorf("finding %+v, fix %+v", f, f.Fix)
+	}
+	// A place in another cell the finding points at, by index, 1-based.
+	if len(f.Related) != 1 || f.Related[0] != (JSONRelated{Cell: 0, Line: 1, Column: 1, EndLine: 1, EndColumn: 6, Message: "renamed in cell 1"}) {
+		t.Errorf("related %+v", f.Related)
 	}
 	if u := rep.Cells[1]; u.Verdict != "unknown" || u.Reason != "the shadow run timed out" || len(u.Findings) != 0 || u.Findings == nil {
 		t.Errorf("unknown cell %+v (findings must be [] not null)", u)

@@ -86,16 +86,47 @@ def _cf_value(frame, name):
 def _crash_facts(tb, code, lmap):
     """facts.Value (JSON) by name of what the crash line reads and what the cell's bindings
     of those read, as the innermost cell frame held it; None when there is nothing."""
-    global _CK_STRING
     frame, lineno = _cell_frame(tb)  # 34_crashkeys.py
     if frame is None:
         return None
+    return _frame_facts(frame, _src_lines(code), _map(lmap, lineno))
+
+
+def _site_facts(tb):
+    """Crash facts of the innermost frame below the cell that runs code an earlier cell
+    defined (a forward, a helper: the repair library's site, repair.FrameSite), as that frame
+    held them; None when the traceback goes through no such code. IPython keeps each executed
+    cell's source in linecache and, so that checkcache keeps it, in linecache._ipython_cache
+    (IPython/core/compilerop.py); without IPython, a linecache entry no file on disk backs
+    is a cell's."""
+    import linecache
+
+    cells = getattr(linecache, "_ipython_cache", None)
+    frame, lineno = None, 0
+    while tb is not None:
+        fn = tb.tb_frame.f_code.co_filename
+        if fn != CELL_FILENAME and fn in linecache.cache:
+            if cells is not None:
+                ok = fn in cells
+            else:
+                ok = not os.path.exists(fn)
+            if ok:
+                frame, lineno = tb.tb_frame, tb.tb_lineno
+        tb = tb.tb_next
+    if frame is None:
+        return None
+    lines = [l.rstrip("\r\n") for l in linecache.cache[frame.f_code.co_filename][2]]
+    return _frame_facts(frame, lines, lineno)
+
+
+def _frame_facts(frame, lines, ln):
+    """The facts of what line ln (1-based) of lines reads, and of what the top-level bindings
+    of those read, as frame holds them."""
+    global _CK_STRING
     import re
 
     if _CK_STRING is None:
         _CK_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
-    lines = _src_lines(code)
-    ln = _map(lmap, lineno)
     if not 1 <= ln <= len(lines):
         return None
     binders = _cf_binders(lines, ln)
@@ -132,3 +163,89 @@ def _crash_facts(tb, code, lmap):
         size += n_bytes
         out[n] = v
     return out or None
+
+
+
+_CS_MAX = 3
+_CS_MOVE = 2  # CPython's suggestion costs (Lib/traceback.py, Python/suggestions.c)
+_CS_CASE = 1
+_CS_LONGEST = 40
+
+
+def _cs_distance(a, b, max_cost):
+    """CPython 3.12's Levenshtein distance for "Did you mean": substitutions and moves cost
+    2, a change of case 1, and anything over max_cost stops early."""
+    if a == b:
+        return 0
+    pre = 0
+    while pre < len(a) and pre < len(b) and a[pre] == b[pre]:
+        pre += 1
+    a, b = a[pre:], b[pre:]
+    while a and b and a[-1] == b[-1]:
+        a, b = a[:-1], b[:-1]
+    if not a or not b:
+        return _CS_MOVE * (len(a) + len(b))
+    if len(a) > _CS_LONGEST or len(b) > _CS_LONGEST:
+        return max_cost + 1
+    if len(b) < len(a):
+        a, b = b, a
+    if (len(b) - len(a)) * _CS_MOVE > max_cost:
+        return max_cost + 1
+    row = list(range(_CS_MOVE, _CS_MOVE * (len(a) + 1), _CS_MOVE))
+    result = 0
+    for bi, bc in enumerate(b):
+        distance = result = bi * _CS_MOVE
+        minimum = max_cost + 1
+        for i, ac in enumerate(a):
+            sub = distance + (0 if bc == ac else _CS_CASE if bc.lower() == ac.lower() else _CS_MOVE)
+            distance = row[i]
+            result = min(min(result, distance) + _CS_MOVE, sub)
+            row[i] = result
+            minimum = min(minimum, result)
+        if minimum > max_cost:
+            return max_cost + 1
+    return result
+
+
+def _crash_suggestions(e):
+    """For a NameError or AttributeError, the names that do exist and that Python's own "Did
+    you mean" would accept, nearest first (facts.ShadowResult.Suggestions): dir() of the
+    object the attribute was looked up on, the innermost frame's locals, globals and builtins
+    for a name. 3.12 prints one such suggestion; 3.11 has e.name and e.obj but prints none,
+    so the child computes them with the same costs and bound. The child is about to exit:
+    dir() of a user object runs its code there only."""
+    name = getattr(e, "name", None)
+    if not isinstance(name, str) or not name:
+        return None
+    if isinstance(e, AttributeError):
+        obj = getattr(e, "obj", _MISSING)
+        if obj is _MISSING:
+            return None
+        try:
+            pool = dir(obj)
+        except BaseException:
+            return None
+    elif isinstance(e, NameError):
+        tb = e.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        if tb is None:
+            return None
+        import builtins
+
+        f = tb.tb_frame
+        pool = list(f.f_locals) + list(f.f_globals) + dir(builtins)
+    else:
+        return None
+    scored = []
+    for n in set(p for p in pool[:5000] if isinstance(p, str) and p != name):
+        if n.startswith("_") and not name.startswith("_"):
+            continue
+        bound = (len(n) + len(name) + 3) * _CS_MOVE // 6
+        d = _cs_distance(name, n, bound)
+        if d <= bound:
+            scored.append((d, n))
+    if not scored:
+        return None
+    scored.sort()
+    return {"name": name, "candidates": [n for _, n in scored[:_CS_MAX]]}

@@ -218,6 +218,18 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
                 cfacts = None
             if cfacts:
                 res["crash_facts"] = cfacts
+            try:
+                sfacts = _site_facts(e.__traceback__)  # 35_crashfacts.py
+            except BaseException:
+                sfacts = None
+            if sfacts:
+                res["site_facts"] = sfacts
+            try:
+                sugg = _crash_suggestions(e)  # 35_crashfacts.py
+            except BaseException:
+                sugg = None
+            if sugg:
+                res["suggestions"] = sugg
     native = _sc_refusal() if box.kind != "namespaces" else None
     if native is not None and not _refusals:
         _refusals.append(native)

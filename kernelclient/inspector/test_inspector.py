@@ -502,6 +502,28 @@ class ShadowTest(unittest.TestCase):
         self.assertEqual(list(r["crash_facts"]), ["bn3"])
         self.assertEqual(r["crash_facts"]["bn3"]["len"], 2)
 
+    def test_crash_suggestions(self):
+        # The names that exist nearest to the missing one, as the failing run saw them: dir()
+        # of an object the cell built, the namespace of a helper's frame.
+        r = shadow("class Sc:\n    def transform(self):\n        return 1\nsc = Sc()\nsc.tranform()", trace=False)
+        self.assertEqual(r["exception"], "AttributeError")
+        self.assertEqual(r["suggestions"], {"name": "tranform", "candidates": ["transform"]})
+        r = shadow("sg_factor = 2\ndef sg_scale(v):\n    return v * sg_facter\nsg_scale(3)", trace=False)
+        self.assertEqual(r["suggestions"]["name"], "sg_facter")
+        self.assertEqual(r["suggestions"]["candidates"][0], "sg_factor")
+        # A helper an earlier cell defined raised: its own frame's facts come back as the
+        # site's (the frame it builds exists nowhere else).
+        SH.run_cell("def sg_mean(vals):\n    sg_frame = pd.DataFrame({'Income': vals})\n    return sg_frame['Incme'].mean()",
+                    store_history=True).raise_error()
+        r = shadow("sg_mean([1.0, 2.0])", trace=False)
+        self.assertEqual(r["exception"], "KeyError")
+        self.assertEqual([c["name"] for c in r["site_facts"]["sg_frame"]["columns"]], ["Income"])
+        r = shadow("sg_local = {}\nsg_local['k']", trace=False)
+        self.assertNotIn("site_facts", r)
+        # Nothing near: no suggestions.
+        r = shadow("sg_obj = object()\nsg_obj.feature_importances_", trace=False)
+        self.assertNotIn("suggestions", r)
+
     def test_lines_exact_with_magics(self):
         r = shadow("%matplotlib inline\nx = 1\n\n%time y = undefined_a")
         self.assertEqual((r["status"], r["exception"], r["line"]), ("error", "NameError", 4))

@@ -1,0 +1,208 @@
+package repair
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/premortem/premortem/analysis"
+)
+
+// Needed and got, substituted where the needed size is computed. A layer built for `want`
+// inputs gets `got`: the size argument that evaluates to want, whether a literal, a product
+// of literals (32 * 7 * 7) or a sum, is rewritten to give got, keeping the expression's
+// form where got factors the same way (32 * 5 * 5 for 800: the channels stay, the side of
+// the map changes) and the bare number otherwise. The constructor is found on the syntax
+// tree, in the cell whose code raised (Input.Site), then the crashing cell, then the
+// history newest first: the nearest definition wins.
+
+func init() {
+	register(family{name: "needed-size", gen: neededGen})
+}
+
+// sizeKeywords are the constructor keywords that name an input size.
+var sizeKeywords = map[string]bool{"in_features": true, "in_channels": true, "input_size": true, "num_features": true, "embed_dim": true}
+
+func neededGen(in *Input) []Candidate {
+	msg := in.message()
+	var want, got int
+	what := ""
+	if m := matmulRE.FindStringSubmatch(msg); m != nil && !isProductLine(in) {
+		got, _ = strconv.Atoi(m[2])
+		want, _ = strconv.Atoi(m[3])
+		what = "in_features"
+	} else if m := convChannelsRE.FindStringSubmatch(msg); m != nil {
+		want, _ = strconv.Atoi(m[1])
+		got, _ = strconv.Atoi(m[2])
+		what = "in_channels"
+	}
+	if want <= 0 || got <= 0 || want == got {
+		return nil
+	}
+	type site struct {
+		cell  string
+		index int
+		facts *analysis.CellFacts
+		text  string
+	}
+	sites := []site{{"", -1, in.Facts, in.Text}}
+	for i := len(in.History) - 1; i >= 0; i-- {
+		h := in.History[i]
+		f := h.Facts
+		if f == nil {
+			f = analysis.ParseCell(h.Text)
+		}
+		sites = append(sites, site{h.ID, h.Index, f, h.Text})
+	}
+	for _, s := range sites {
+		var out []Candidate
+		for _, arg := range sizeArgs(s.facts, want) {
+			for _, text := range resized(arg, want, got) {
+				e := replaceAt(arg.Range, text)
+				e.Cell = s.cell
+				title := fmt.Sprintf("Set %s to %s", what, text)
+				keeps := fmt.Sprintf("the layer gets %d %s per sample; it was built for %d (%s)", got, strings.TrimPrefix(what, "in_"), want, strings.TrimSpace(arg.Text))
+				if s.cell != "" {
+					title += fmt.Sprintf(" in cell %d (then run it again)", s.index+1)
+					keeps += fmt.Sprintf("; cell %d defines the layer", s.index+1)
+				}
+				out = append(out, Candidate{Fix: analysis.Fix{Title: title, Edits: []analysis.Edit{e}}, Keeps: keeps})
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return nil
+}
+
+// sizeArgs returns the first positional argument, or size keyword, of every layer
+// constructor call (a callee whose last name is capitalised) in the cell that evaluates to
+// want.
+func sizeArgs(cf *analysis.CellFacts, want int) []*analysis.Expr {
+	if cf == nil {
+		return nil
+	}
+	var out []*analysis.Expr
+	var walk func(e *analysis.Expr)
+	walk = func(e *analysis.Expr) {
+		if e == nil {
+			return
+		}
+		if e.Kind == analysis.ExprCall && e.Value != nil && constructorName(e.Value) {
+			var a *analysis.Expr
+			if len(e.Args) > 0 {
+				a = e.Args[0]
+			}
+			for _, k := range e.Keywords {
+				if sizeKeywords[k.Name] {
+					a = k.Value
+				}
+			}
+			if v, ok := constInt(a); ok && v == want {
+				out = append(out, a)
+			}
+		}
+		walk(e.Value)
+		walk(e.Index)
+		for _, a := range e.Args {
+			walk(a)
+		}
+		for _, k := range e.Keywords {
+			walk(k.Value)
+		}
+	}
+	var stmts func(ss []*analysis.Statement)
+	stmts = func(ss []*analysis.Statement) {
+		for _, st := range ss {
+			if st == nil {
+				continue
+			}
+			for _, t := range st.Targets {
+				walk(t)
+			}
+			walk(st.Value)
+			stmts(st.Body)
+		}
+	}
+	stmts(cf.Statements)
+	return out
+}
+
+// constructorName reports whether a callee names a class by convention (nn.Linear,
+// Conv2d): its last name starts with a capital.
+func constructorName(e *analysis.Expr) bool {
+	name := e.Name
+	if e.Kind == analysis.ExprName || e.Kind == analysis.ExprAttribute {
+		return name != "" && name[0] >= 'A' && name[0] <= 'Z'
+	}
+	return false
+}
+
+// constInt evaluates an integer expression of literals (+, -, *, //), ok false for any
+// other expression.
+func constInt(e *analysis.Expr) (int, bool) {
+	if e == nil {
+		return 0, false
+	}
+	switch e.Kind {
+	case analysis.ExprConst:
+		if v, ok := e.Const.(int64); ok {
+			return int(v), true
+		}
+	case analysis.ExprBinOp:
+		if len(e.Args) != 2 {
+			return 0, false
+		}
+		a, ok1 := constInt(e.Args[0])
+		b, ok2 := constInt(e.Args[1])
+		if !ok1 || !ok2 {
+			return 0, false
+		}
+		switch e.Name {
+		case "*":
+			return a * b, true
+		case "+":
+			return a + b, true
+		case "-":
+			return a - b, true
+		case "//":
+			if b != 0 {
+				return a / b, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// factors returns the literal factors of a product of literals (32 * 7 * 7), nil for any
+// other expression.
+func factors(e *analysis.Expr) []int {
+	if e == nil {
+		return nil
+	}
+	if v, ok := e.Const.(int64); ok && e.Kind == analysis.ExprConst {
+		return []int{int(v)}
+	}
+	if e.Kind == analysis.ExprBinOp && e.Name == "*" && len(e.Args) == 2 {
+		a, b := factors(e.Args[0]), factors(e.Args[1])
+		if a != nil && b != nil {
+			return append(a, b...)
+		}
+	}
+	return nil
+}
+
+// resized returns the texts that give got in place of arg: the product with its first
+// factor kept and its square side changed (32 * 7 * 7 → 32 * 5 * 5), then the number.
+func resized(arg *analysis.Expr, want, got int) []string {
+	var out []string
+	if fs := factors(arg); len(fs) == 3 && fs[1] == fs[2] && fs[0] > 0 && got%fs[0] == 0 {
+		side := int(math.Round(math.Sqrt(float64(got / fs[0]))))
+		if side > 0 && side*side*fs[0] == got {
+			out = append(out, fmt.Sprintf("%d * %d * %d", fs[0], side, side))
+		}
+	}
+	return append(out, strconv.Itoa(got))
+}

@@ -1,0 +1,158 @@
+package repair
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/facts"
+)
+
+func TestParams(t *testing.T) {
+	tests := []struct {
+		sig  string
+		want []param
+	}{
+		{"(x, y, s=None, c=None, *, data=None, **kwargs)", []param{{"x", true, false}, {"y", true, false}, {"s", true, false}, {"c", true, false}, {"data", false, false}, {"kwargs", false, true}}},
+		{"(*arrays, test_size=None, shuffle=True)", []param{{"arrays", false, true}, {"test_size", false, false}, {"shuffle", false, false}}},
+		{"(a, /, b: 'int' = (1, 2), sep=', ') -> None", []param{{"a", true, false}, {"b", true, false}, {"sep", true, false}}},
+		{"()", nil},
+	}
+	for _, tt := range tests {
+		if got := params(tt.sig); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("params(%q) = %+v, want %+v", tt.sig, got, tt.want)
+		}
+	}
+}
+
+func TestKeywordGuesses(t *testing.T) {
+	pool := []string{"test_size", "train_size", "random_state", "shuffle", "stratify"}
+	tests := []struct {
+		kw   string
+		want []string
+	}{
+		{"test_ratio", []string{"test_size"}},
+		{"random_sate", []string{"random_state"}},
+		{"epochs", nil},
+	}
+	for _, tt := range tests {
+		if got := keywordGuesses(tt.kw, pool); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("keywordGuesses(%q) = %v, want %v", tt.kw, got, tt.want)
+		}
+	}
+}
+
+func TestUnclosed(t *testing.T) {
+	tests := []struct {
+		text string
+		want string // the open brackets, outermost first; "!" when a closer mismatches
+	}{
+		{"total = np.sum(vals * 2\nprint(total)", "("},
+		{"d = {'a': [1, 2\n", "{["},
+		{"s = '(' + \"[\"  # (\nx = (1)", ""},
+		{"x = f(a]", "!"},
+		{"t = \"\"\"(\n\"\"\" + str(", "("},
+	}
+	for _, tt := range tests {
+		open, ok := unclosed(tt.text)
+		got := ""
+		for _, o := range open {
+			got += string(o.char)
+		}
+		if !ok {
+			got = "!"
+		}
+		if got != tt.want {
+			t.Errorf("unclosed(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}
+
+func TestJunkChars(t *testing.T) {
+	tests := []struct {
+		in, junk string
+		ok       bool
+	}{
+		{"$36,945 ", "$, ", true},
+		{"1,250.00", ",", true},
+		{"12 %", " %", true},
+		{"Age", "", false},
+		{"42", "", false}, // nothing stands in the way: another failure
+		{"$", "", false},
+	}
+	for _, tt := range tests {
+		junk, ok := junkChars(tt.in)
+		if ok != tt.ok || ok && junk != tt.junk {
+			t.Errorf("junkChars(%q) = %q, %v; want %q, %v", tt.in, junk, ok, tt.junk, tt.ok)
+		}
+	}
+	if got := charClass("$, "); got != `[$,\s]` {
+		t.Errorf("charClass = %q", got)
+	}
+}
+
+func TestResized(t *testing.T) {
+	tests := []struct {
+		src       string
+		want, got int
+		texts     []string
+	}{
+		{"nn.Linear(32 * 7 * 7, 128)", 1568, 800, []string{"32 * 5 * 5", "800"}},
+		{"nn.Linear(4, 1)", 4, 3, []string{"3"}},
+		{"nn.Linear(16 * 4 * 4, 10)", 256, 300, []string{"300"}},
+	}
+	for _, tt := range tests {
+		cf := analysis.ParseCell("layer = " + tt.src + "\n")
+		args := sizeArgs(cf, tt.want)
+		if len(args) != 1 {
+			t.Fatalf("%s: sizeArgs = %d, want 1", tt.src, len(args))
+		}
+		if got := resized(args[0], tt.want, tt.got); !reflect.DeepEqual(got, tt.texts) {
+			t.Errorf("%s: resized = %v, want %v", tt.src, got, tt.texts)
+		}
+	}
+}
+
+func TestFrameSite(t *testing.T) {
+	hist := []Cell{
+		{ID: "a", Index: 0, Text: "import torch"},
+		{ID: "b", Index: 1, Text: "class Net:\n    def forward(self, x):\n        return x.view(-1)"},
+	}
+	frames := []facts.Frame{
+		{File: "<cell>", Line: 1, Func: "<cell>", InCell: true},
+		{File: "/usr/lib/python3/dist-packages/torch/nn/modules/module.py", Line: 1194, Func: "_call_impl", Text: "return forward_call(*input, **kwargs)"},
+		{File: "/tmp/ipykernel_1/123.py", Line: 3, Func: "forward", Text: "return x.view(-1)"},
+		{File: "/usr/lib/python3/dist-packages/torch/_tensor.py", Line: 10, Func: "view", Text: "return x.view(-1)"},
+	}
+	s, ok := FrameSite(frames, hist)
+	if !ok || s.Cell.ID != "b" || s.Line != 2 || s.Where() != "cell 2, line 3 (forward)" {
+		t.Fatalf("FrameSite = %+v, %v", s, ok)
+	}
+	// The cell's own frame is innermost: the cell is the site.
+	if _, ok := FrameSite(frames[:1], hist); ok {
+		t.Error("a crash in the cell's own code has no other site")
+	}
+	// Code edited since it ran: the line no longer holds the frame's text.
+	hist[1].Text = strings.Replace(hist[1].Text, "view", "reshape", 1)
+	if _, ok := FrameSite(frames, hist); ok {
+		t.Error("a frame whose text no cell holds has no site")
+	}
+}
+
+func TestLoss(t *testing.T) {
+	tests := []struct {
+		text, title, want string
+	}{
+		{`pd.to_numeric(df["a"], errors='coerce')`, "Parse a as numbers", "Parse a as numbers (loses data: values that do not parse become NaN)"},
+		{`df.dropna()`, "Drop the rows with missing values", "Drop the rows with missing values (loses data: rows are dropped)"},
+		{`df["a"].str.replace(r"[$,]", "", regex=True)`, "Remove '$'", "Remove '$'"},
+		{`X.fillna(X.median())`, "Fill the missing values of X with the medians of X", "Fill the missing values of X with the medians of X"},
+	}
+	for _, tt := range tests {
+		f := analysis.Fix{Title: tt.title, Edits: []analysis.Edit{{NewText: tt.text}}}
+		if got := LossTitle(f); got != tt.want {
+			t.Errorf("LossTitle(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}

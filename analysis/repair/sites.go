@@ -1,0 +1,135 @@
+package repair
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/facts"
+)
+
+// Localisation. A crash often surfaces in the target cell but is caused where the code that
+// raised was written: a forward or a helper defined in an earlier cell. The traceback of
+// the failing run names that code only by IPython's file for the cell
+// (/tmp/ipykernel_30210/820242742.py) and the line's text; the executed cell holding that
+// text at that line is the site. Every family that repairs "the crash line" then runs
+// again at that site, with the site's cell as the cell it edits, so the .view that must be
+// .reshape, or the in_features that must be 800, is repaired where it was written.
+
+// Site is an executed cell of the history where code on the crash's path was written,
+// with the 0-based line the innermost notebook frame there raised at.
+type Site struct {
+	Cell Cell
+	Line int
+	// Func is the function the frame ran ("forward").
+	Func string
+}
+
+// FrameSite returns the innermost traceback frame below the crashing cell's own frames
+// that lies in an executed cell of the history: frames are outermost first, as
+// facts.ShadowResult has them. ok is false when every frame below the cell is library code.
+func FrameSite(frames []facts.Frame, history []Cell) (Site, bool) {
+	for i := len(frames) - 1; i >= 0; i-- {
+		fr := frames[i]
+		if fr.InCell {
+			return Site{}, false // the cell's own code raised: it is the site
+		}
+		if libraryFile(fr.File) || fr.Line < 1 {
+			continue
+		}
+		want := strings.TrimSpace(fr.Text)
+		if want == "" {
+			continue
+		}
+		// Newest first: a cell run again after an edit holds the code the kernel has.
+		for h := len(history) - 1; h >= 0; h-- {
+			lines := analysis.SplitLines(history[h].Text)
+			if fr.Line <= len(lines) && sameLine(lines[fr.Line-1], want) {
+				return Site{Cell: history[h], Line: fr.Line - 1, Func: fr.Func}, true
+			}
+		}
+	}
+	return Site{}, false
+}
+
+// sameLine compares a cell's line with a traceback's text of it, which the inspector cuts
+// at 300 characters.
+func sameLine(line, text string) bool {
+	line = strings.TrimSpace(strings.TrimRight(line, "\r"))
+	if len(text) >= 300 {
+		return strings.HasPrefix(line, text)
+	}
+	return line == text
+}
+
+// libraryFile reports whether a traceback file is installed code rather than a cell.
+func libraryFile(f string) bool {
+	return strings.Contains(f, "-packages/") || strings.Contains(f, "/lib/python3") || strings.HasPrefix(f, "<frozen")
+}
+
+// Where says where a site is for a finding's message: "cell 3, line 14 (forward)", with
+// the cell numbered from 1 in page order, as messages number cells.
+func (s Site) Where() string {
+	w := fmt.Sprintf("cell %d, line %d", s.Cell.Index+1, s.Line+1)
+	if s.Func != "" && s.Func != "<module>" {
+		w += " (" + s.Func + ")"
+	}
+	return w
+}
+
+// at returns the input seen from site: the site's cell is the one edited, its line the
+// crash line. The history is what ran before the site's cell; the crash facts there are
+// the site frame's (SiteFacts), the crashing cell's frame's do not apply.
+func (in *Input) at(s Site) *Input {
+	sub := *in
+	sub.Text = s.Cell.Text
+	sub.Facts = s.Cell.Facts
+	if sub.Facts == nil {
+		sub.Facts = analysis.ParseCell(s.Cell.Text)
+	}
+	lines := analysis.SplitLines(s.Cell.Text)
+	sub.Finding.Range = siteLineRange(lines, s.Line)
+	sub.CrashFacts, sub.CrashKeys, sub.SiteFacts = in.SiteFacts, nil, nil
+	var hist []Cell
+	for _, h := range in.History {
+		if h.ID == s.Cell.ID {
+			break
+		}
+		hist = append(hist, h)
+	}
+	sub.History = hist
+	sub.Site = nil
+	sub.atSite = true
+	return &sub
+}
+
+// moveTo re-targets candidates made for a site's cell: their edits of "the cell" edit the
+// site's cell, and the title says which cell to run again.
+func moveTo(cs []Candidate, s Site) []Candidate {
+	out := make([]Candidate, 0, len(cs))
+	for _, c := range cs {
+		edits := make([]analysis.Edit, len(c.Fix.Edits))
+		for i, e := range c.Fix.Edits {
+			if e.Cell == "" {
+				e.Cell = s.Cell.ID
+			}
+			edits[i] = e
+		}
+		c.Fix.Edits = edits
+		if !strings.Contains(c.Fix.Title, "cell ") {
+			c.Fix.Title += fmt.Sprintf(" in cell %d (then run it again)", s.Cell.Index+1)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// siteLineRange is the whole of line l (0-based) of lines, its indentation left out.
+func siteLineRange(lines []string, l int) analysis.Range {
+	if l < 0 || l >= len(lines) {
+		return analysis.Range{}
+	}
+	s := lines[l]
+	start := len(s) - len(strings.TrimLeft(s, " \t"))
+	return analysis.Range{Start: analysis.Position{Line: l, Character: analysis.UTF16Len(s[:start])}, End: analysis.Position{Line: l, Character: analysis.UTF16Len(s)}}
+}

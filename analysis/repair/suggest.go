@@ -1,0 +1,57 @@
+package repair
+
+import (
+	"fmt"
+
+	"github.com/premortem/premortem/analysis"
+)
+
+// The names that exist where one was missing, as the failing run saw them: dir() of the
+// object an attribute was looked up on, the crash frame's namespace for a name
+// (facts.ShadowResult.Suggestions, what Python 3.12's "Did you mean" reads). The misspelled
+// attribute or name on the crash line becomes each of them, nearest first; the run decides.
+// An object the cell built itself, a module (np.arrange), a fitted estimator, the globals
+// of a helper an earlier cell defines: whatever the run held.
+
+func init() {
+	register(family{name: "suggested-name", gen: suggestGen})
+}
+
+func suggestGen(in *Input) []Candidate {
+	var out []Candidate
+	exc := in.exception()
+	s := in.Suggestions
+	if s == nil || s.Name == "" || len(s.Candidates) == 0 {
+		return nil
+	}
+	switch exc {
+	case "AttributeError":
+		for _, e := range in.exprsOnLine(in.crashLine(), func(e *analysis.Expr) bool { return e.Kind == analysis.ExprAttribute && e.Name == s.Name }) {
+			obj := "the object"
+			if e.Value != nil {
+				obj = e.Value.Text
+			}
+			for _, c := range s.Candidates {
+				out = append(out, Candidate{
+					Fix:   analysis.Fix{Title: fmt.Sprintf("Use %s.%s (%s has no attribute %s)", obj, c, obj, s.Name), Edits: []analysis.Edit{replaceAt(e.NameRange, c)}},
+					Keeps: fmt.Sprintf("%s is the attribute of %s spelled nearest to %s", c, obj, s.Name),
+				})
+			}
+			break
+		}
+	case "NameError":
+		if in.Unrun[s.Name] {
+			return nil // a cell that has not run binds it: running that cell is the repair
+		}
+		for _, e := range in.exprsOnLine(in.crashLine(), func(e *analysis.Expr) bool { return e.Kind == analysis.ExprName && e.Name == s.Name }) {
+			for _, c := range s.Candidates {
+				out = append(out, Candidate{
+					Fix:   analysis.Fix{Title: fmt.Sprintf("Use %s (nothing is named %s)", c, s.Name), Edits: []analysis.Edit{replaceAt(e.Range, c)}},
+					Keeps: fmt.Sprintf("%s is the name spelled nearest to %s where the line ran", c, s.Name),
+				})
+			}
+			break
+		}
+	}
+	return out
+}
