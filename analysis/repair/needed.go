@@ -3,6 +3,7 @@ package repair
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -32,7 +33,7 @@ func neededGen(in *Input) []Candidate {
 		got, _ = strconv.Atoi(m[2])
 		want, _ = strconv.Atoi(m[3])
 		what = "in_features"
-	} else if m := convChannelsRE.FindStringSubmatch(msg); m != nil {
+	} else if m := convChannelsRE.FindStringSubmatch(msg); m != nil && !unbatchedInput(msg) {
 		want, _ = strconv.Atoi(m[1])
 		got, _ = strconv.Atoi(m[2])
 		what = "in_channels"
@@ -205,4 +206,15 @@ func resized(arg *analysis.Expr, want, got int) []string {
 		}
 	}
 	return append(out, strconv.Itoa(got))
+}
+
+var convInputRE = regexp.MustCompile(`expected input\[(\d+),`)
+
+// unbatchedInput reports whether a convolution's message shows an input torch read as one
+// unbatched sample (it adds a batch of 1: "expected input[1, 16, 28, 28]"): the "channels"
+// it got are then the batch, and building the layer for them would turn a batch of 16 images
+// into one image of 16 channels. That is no repair.
+func unbatchedInput(msg string) bool {
+	m := convInputRE.FindStringSubmatch(msg)
+	return m != nil && m[1] == "1"
 }

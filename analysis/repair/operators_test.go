@@ -156,3 +156,23 @@ func TestLoss(t *testing.T) {
 		}
 	}
 }
+
+func TestNeededChannels(t *testing.T) {
+	text := "out = net(images)\n"
+	hist := []Cell{{ID: "n", Index: 0, Text: "net = nn.Sequential(nn.Conv2d(1, 8, 3), nn.Flatten())"}}
+	tests := []struct {
+		msg  string
+		want int // candidates
+	}{
+		// A batch of 4 RGB images for a grayscale layer: the layer takes 3 channels.
+		{"Given groups=1, weight of size [8, 1, 3, 3], expected input[4, 3, 28, 28] to have 1 channels, but got 3 channels instead", 1},
+		// A (16, 28, 28) batch read as one unbatched image of 16 channels: no layer resize.
+		{"Given groups=1, weight of size [8, 1, 3, 3], expected input[1, 16, 28, 28] to have 1 channels, but got 16 channels instead", 0},
+	}
+	for _, tt := range tests {
+		in := Input{Finding: analysis.Finding{Exception: "RuntimeError"}, Message: tt.msg, Text: text, Facts: analysis.ParseCell(text), History: hist}
+		if got := neededGen(&in); len(got) != tt.want {
+			t.Errorf("%s: %d candidates %+v, want %d", tt.msg, len(got), got, tt.want)
+		}
+	}
+}
