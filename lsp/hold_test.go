@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -187,9 +188,14 @@ func TestExplicitShadowKeepsHold(t *testing.T) {
 	c.callOK("workspace/executeCommand", map[string]any{"command": CommandAttachKernel, "arguments": []any{l.ConnectionFile}}, nil)
 	c.waitStatus("file://"+nbPath, StatusIdle)
 	target := cellURI(nbPath, 1)
-	// The sorts keep the automatic run going past its budget.
-	code := "a = np.arange(3)\nbig = np.random.default_rng(0).normal(size=4_000_000)\ns1 = np.sort(big)\ns2 = np.sort(big + 1)\n" +
-		"s3 = np.sort(big + 2)\ndf2 = df.copy()\nv = df2.geo.area\n"
+	// The sorts keep the automatic run going past its budget (3 s): ten of them, since three
+	// did so only under load; quiet, the run finished inside the budget and nothing was
+	// published for the cell. (A sleep would be skipped in safe mode.)
+	code := "a = np.arange(3)\nbig = np.random.default_rng(0).normal(size=8_000_000)\n"
+	for i := 0; i < 10; i++ {
+		code += fmt.Sprintf("s%d = np.sort(big + %d)\n", i, i)
+	}
+	code += "df2 = df.copy()\nv = df2.geo.area\n"
 	c.notify("notebookDocument/didChange", vscodeTextChange(nbPath, 1, 1, 2, 0, 0, 0, 0, code))
 	// The first publication is the automatic run's provisional answer at the budget (still
 	// running: outcome unknown, an information): the command then cancels a run under way.
