@@ -86,48 +86,23 @@ func sizeArgs(cf *analysis.CellFacts, want int) []*analysis.Expr {
 		return nil
 	}
 	var out []*analysis.Expr
-	var walk func(e *analysis.Expr)
-	walk = func(e *analysis.Expr) {
-		if e == nil {
-			return
-		}
-		if e.Kind == analysis.ExprCall && e.Value != nil && constructorName(e.Value) {
-			var a *analysis.Expr
-			if len(e.Args) > 0 {
-				a = e.Args[0]
-			}
-			for _, k := range e.Keywords {
-				if sizeKeywords[k.Name] {
-					a = k.Value
-				}
-			}
-			if v, ok := constInt(a); ok && v == want {
-				out = append(out, a)
-			}
-		}
-		walk(e.Value)
-		walk(e.Index)
-		for _, a := range e.Args {
-			walk(a)
+	everywhere := func(analysis.Range) bool { return true }
+	for _, e := range walkExprs(cf.Statements, everywhere, func(e *analysis.Expr) bool {
+		return e.Kind == analysis.ExprCall && e.Value != nil && constructorName(e.Value)
+	}) {
+		var a *analysis.Expr
+		if len(e.Args) > 0 {
+			a = e.Args[0]
 		}
 		for _, k := range e.Keywords {
-			walk(k.Value)
+			if sizeKeywords[k.Name] {
+				a = k.Value
+			}
+		}
+		if v, ok := constInt(a); ok && v == want {
+			out = append(out, a)
 		}
 	}
-	var stmts func(ss []*analysis.Statement)
-	stmts = func(ss []*analysis.Statement) {
-		for _, st := range ss {
-			if st == nil {
-				continue
-			}
-			for _, t := range st.Targets {
-				walk(t)
-			}
-			walk(st.Value)
-			stmts(st.Body)
-		}
-	}
-	stmts(cf.Statements)
 	return out
 }
 

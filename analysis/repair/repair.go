@@ -330,10 +330,17 @@ func (in *Input) exprsOnLine(l int, keep func(e *analysis.Expr) bool) []*analysi
 	if in.Facts == nil {
 		return nil
 	}
+	return walkExprs(in.Facts.Statements, func(r analysis.Range) bool { return r.Start.Line <= l && r.End.Line >= l }, keep)
+}
+
+// walkExprs returns the expressions of the statements (nested ones included) that keep
+// accepts, outermost first, entering only statements and expressions whose range within
+// accepts.
+func walkExprs(ss []*analysis.Statement, within func(analysis.Range) bool, keep func(e *analysis.Expr) bool) []*analysis.Expr {
 	var out []*analysis.Expr
 	var walk func(e *analysis.Expr)
 	walk = func(e *analysis.Expr) {
-		if e == nil || e.Range.Start.Line > l || e.Range.End.Line < l {
+		if e == nil || !within(e.Range) {
 			return
 		}
 		if keep(e) {
@@ -351,7 +358,7 @@ func (in *Input) exprsOnLine(l int, keep func(e *analysis.Expr) bool) []*analysi
 	var stmts func(ss []*analysis.Statement)
 	stmts = func(ss []*analysis.Statement) {
 		for _, st := range ss {
-			if st == nil || st.Range.Start.Line > l || st.Range.End.Line < l {
+			if st == nil || !within(st.Range) {
 				continue
 			}
 			for _, t := range st.Targets {
@@ -361,7 +368,7 @@ func (in *Input) exprsOnLine(l int, keep func(e *analysis.Expr) bool) []*analysi
 			stmts(st.Body)
 		}
 	}
-	stmts(in.Facts.Statements)
+	stmts(ss)
 	return out
 }
 

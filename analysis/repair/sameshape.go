@@ -3,6 +3,7 @@ package repair
 import (
 	"fmt"
 	"regexp"
+	"slices"
 
 	"github.com/premortem/premortem/analysis"
 )
@@ -37,10 +38,10 @@ func sameShapeGen(in *Input) []Candidate {
 			})
 		}
 		switch {
-		case len(input) == len(target)+1 && len(input) >= 2 && input[1] == 1 && sameInts(append([]int{input[0]}, input[2:]...), target):
+		case len(input) == len(target)+1 && len(input) >= 2 && input[1] == 1 && slices.Equal(append([]int{input[0]}, input[2:]...), target):
 			add(tgt, "unsqueeze", fmt.Sprintf("the target takes the input's shape %v; its values are unchanged", input))
 			add(inp, "squeeze", fmt.Sprintf("the input takes the target's shape %v; its values are unchanged", target))
-		case len(target) == len(input)+1 && len(target) >= 2 && target[1] == 1 && sameInts(append([]int{target[0]}, target[2:]...), input):
+		case len(target) == len(input)+1 && len(target) >= 2 && target[1] == 1 && slices.Equal(append([]int{target[0]}, target[2:]...), input):
 			add(tgt, "squeeze", fmt.Sprintf("the target takes the input's shape %v; its values are unchanged", input))
 			add(inp, "unsqueeze", fmt.Sprintf("the input takes the target's shape %v; its values are unchanged", target))
 		}
@@ -58,16 +59,4 @@ func wrapOperand(x *analysis.Expr) string {
 		return x.Text
 	}
 	return "(" + x.Text + ")"
-}
-
-func sameInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
