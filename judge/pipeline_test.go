@@ -35,6 +35,7 @@ func (k *answerKernel) note(call string) {
 }
 
 func (k *answerKernel) State() kernelclient.State { return kernelclient.StateIdle }
+func (k *answerKernel) RunningOthers() bool       { return false }
 func (k *answerKernel) SandboxProbe(context.Context, string) (*facts.SandboxInfo, error) {
 	return &facts.SandboxInfo{Sandbox: facts.SandboxNamespaces}, nil
 }

@@ -18,6 +18,7 @@ type busyKernel struct{ requests int }
 
 func (k *busyKernel) Info() kernelclient.KernelInfo { return kernelclient.KernelInfo{} }
 func (k *busyKernel) State() kernelclient.State     { return kernelclient.StateBusy }
+func (k *busyKernel) RunningOthers() bool           { return true }
 func (k *busyKernel) SandboxProbe(context.Context, string) (*facts.SandboxInfo, error) {
 	return nil, kernelclient.ErrBusy
 }

@@ -179,6 +179,13 @@ func (c *Client) State() State {
 	return c.state
 }
 
+// RunningOthers reports whether the kernel is running another client's code.
+func (c *Client) RunningOthers() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.dead && c.busyOthers > 0
+}
+
 // Events delivers what happens on the kernel; closed by Close.
 func (c *Client) Events() <-chan Event { return c.events.out }
 

@@ -142,6 +142,17 @@ func TestBusyKernel(t *testing.T) {
 	if st := watcher.State(); st != StateBusy {
 		t.Fatalf("state %s, want busy", st)
 	}
+	// The watcher sees another client's cell; the client that sent it sees only its own
+	// request, which is no reason to give up.
+	if !watcher.RunningOthers() {
+		t.Error("watcher: RunningOthers false while another client's cell runs")
+	}
+	for end := time.Now().Add(10 * time.Second); l.State() != StateBusy && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond) // the sender's IOPub may trail the watcher's
+	}
+	if l.State() != StateBusy || l.RunningOthers() {
+		t.Errorf("sender: state %s, RunningOthers %v; want busy and false (the cell is its own)", l.State(), l.RunningOthers())
+	}
 	if _, err := watcher.Inspect(context.Background(), InspectRequest{Names: []string{"time"}}); !errors.Is(err, ErrBusy) {
 		t.Fatalf("inspect without deadline: %v, want ErrBusy", err)
 	}
@@ -159,6 +170,9 @@ func TestBusyKernel(t *testing.T) {
 	ins, err := watcher.Inspect(ctxT(t, 10*time.Second), InspectRequest{Names: []string{"time"}})
 	if err != nil || !ins.Values["time"].Exists {
 		t.Fatalf("inspect after idle: %+v %v", ins, err)
+	}
+	if watcher.RunningOthers() {
+		t.Error("watcher: RunningOthers true after the cell ended")
 	}
 }
 

@@ -34,8 +34,14 @@ var (
 type Kernel interface {
 	// Info returns what kernel_info_reply said (language, versions, implementation).
 	Info() KernelInfo
-	// State returns the last known execution state.
+	// State returns the last known execution state: busy while any request runs, ours
+	// included.
 	State() State
+	// RunningOthers reports whether the kernel is running code another client sent (the
+	// user's cell). Our own requests in flight do not count: they end by themselves, and
+	// ours queue behind them, so they are never a reason to give up or to tell the user
+	// their cell is running.
+	RunningOthers() bool
 	// Execute runs code as a user would (store_history true, execution count advances):
 	// only `premortem check` uses it, to replay a notebook in a kernel it launched itself.
 	Execute(ctx context.Context, code string) (*ExecuteResult, error)

@@ -205,7 +205,9 @@ func (s *Server) shadowRunCommand(ctx context.Context, args []json.RawMessage) (
 		}
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "no kernel attached: "+attachHint)
 	}
-	if a.k.State() == kernelclient.StateBusy {
+	// Only the user's cell makes this wait for idle: a request of ours in flight (the
+	// automatic run this one cancels, an inspection) ends by itself.
+	if a.k.RunningOthers() {
 		return s.rt.shadowWhenIdle(a, uri), nil
 	}
 	msg, err := s.explicitShadow(ctx, a, uri)

@@ -71,7 +71,7 @@ func (rt *runtimeLayer) check(ctx context.Context, p *pass, res *analysis.Result
 		return
 	}
 	if a != nil {
-		jp.Busy = func() bool { return a.k.State() == kernelclient.StateBusy }
+		jp.Busy = a.k.RunningOthers
 		// An explicit shadow run (the shadowRun command) takes precedence over this pass's
 		// automatic runs: they are not started while one runs, and are cancelled when one
 		// starts (shadowGate). The gate is held until the background full run ends too.

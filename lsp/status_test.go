@@ -32,6 +32,7 @@ func (f *fakeKernel) State() kernelclient.State {
 	defer f.mu.Unlock()
 	return f.state
 }
+func (f *fakeKernel) RunningOthers() bool { return f.State() == kernelclient.StateBusy }
 func (f *fakeKernel) Execute(context.Context, string) (*kernelclient.ExecuteResult, error) {
 	return nil, kernelclient.ErrBusy
 }
