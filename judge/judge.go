@@ -33,4 +33,8 @@ type CellVerdict struct {
 	// Notes are layer messages for the user that are not findings ("shadow run skipped:
 	// cell writes files").
 	Notes []string
+	// KernelErr is the first kernel request of this cell's judgement that failed without
+	// stopping the pass (inspection or the shadow run): the caller that owns the kernel
+	// asks whether it was lost. Nil when every request was answered.
+	KernelErr error `json:"-"`
 }

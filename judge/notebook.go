@@ -462,16 +462,5 @@ func waitIdle(k *kernelclient.Launched, max time.Duration) string {
 	return ""
 }
 
-// kernelFailed reports whether judging the cell met a failed kernel request: the notes
-// the pipeline adds when inspection or the shadow run could not reach the kernel.
-func kernelFailed(v *CellVerdict) bool {
-	if v == nil {
-		return false
-	}
-	for _, n := range v.Notes {
-		if strings.HasPrefix(n, "runtime facts unavailable: ") || strings.HasPrefix(n, "shadow run failed: ") {
-			return true
-		}
-	}
-	return false
-}
+// kernelFailed reports whether judging the cell met a failed kernel request.
+func kernelFailed(v *CellVerdict) bool { return v != nil && v.KernelErr != nil }

@@ -1,6 +1,7 @@
 package judge
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -153,6 +154,7 @@ type focusState struct {
 	llm         []analysis.Finding
 	noShadow    string
 	notes       []string
+	kernelErr   error
 	shadowFinal bool
 	// known is what the caller knew (Pass.Known).
 	known Known
@@ -238,9 +240,10 @@ func (j *Judge) Run(ctx context.Context, p Pass) (*CellVerdict, error) {
 	if st.shadowFinal {
 		l.Shadow, l.ShadowFindings = st.shadow, st.shadowFind
 	}
-	insp := st.inspection
+	insp, kerr := st.inspection, st.kernelErr
 	st.mu.Unlock()
 	v := Merge(p.Focus, st.index, l)
+	v.KernelErr = kerr
 	if runs(LayerVerify) && v.Verdict == VerdictCrash {
 		if err := j.verifyStage(ctx, p, st.known, res, v, l.Shadow, insp, publish); err != nil {
 			return nil, err
@@ -314,6 +317,7 @@ func (j *Judge) inspectAndCheck(ctx context.Context, p Pass, res *analysis.Resul
 			if st != nil && c.ID == st.cell.ID {
 				st.mu.Lock()
 				st.notes = append(st.notes, note)
+				st.kernelErr = cmp.Or(st.kernelErr, fmt.Errorf("inspect: %w", err))
 				st.mu.Unlock()
 			}
 			publish(Answer{Layer: LayerRules, Cell: c.ID, Err: fmt.Errorf("inspect: %w", err), Notes: []string{note}, Pending: i < len(cells)-1})
@@ -441,6 +445,7 @@ func (j *Judge) shadowStage(ctx context.Context, p Pass, res *analysis.Result, s
 		st.mu.Lock()
 		st.noShadow = "the shadow run could not run (" + err.Error() + ")"
 		st.notes = append(st.notes, "shadow run failed: "+err.Error())
+		st.kernelErr = cmp.Or(st.kernelErr, fmt.Errorf("shadow run: %w", err))
 		st.mu.Unlock()
 		publish(Answer{Layer: LayerShadow, Cell: cell.ID, Err: err})
 	}
