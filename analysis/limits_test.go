@@ -126,14 +126,17 @@ func naivePosition(text string, off int) Position {
 	for off > 0 && off < len(text) && (text[off]&0xC0) == 0x80 {
 		off--
 	}
-	x := &LineIndex{text: text, lines: NewLineIndex(text).lines}
+	if off > 0 && off < len(text) && text[off-1] == '\r' && text[off] == '\n' {
+		off-- // between "\r" and "\n": the end of the line, as notebook.PositionOf says
+	}
+	x := NewLineIndex(text).x
 	line := 0
-	for i, s := range x.lines {
-		if s <= off {
+	for i := range x.Lines() {
+		if x.LineStart(i) <= off {
 			line = i
 		}
 	}
-	return Position{Line: line, Character: UTF16Len(text[x.lines[line]:off])}
+	return Position{Line: line, Character: UTF16Len(text[x.LineStart(line):off])}
 }
 
 // TestTooLargeCellCostsNothing: the facts of a cell past MaxCellBytes hold no copy of it.

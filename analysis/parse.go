@@ -88,7 +88,7 @@ func syntaxErrors(root *node, idx *LineIndex, m *masked) []Range {
 			return
 		case "ERROR", "MISSING":
 			end := n.end
-			if end == n.start && end < len(idx.text) {
+			if end == n.start && end < idx.x.Len() {
 				end++ // a missing token has no width; mark the next character
 			}
 			out = append(out, idx.Range(n.start, end))
@@ -102,8 +102,8 @@ func syntaxErrors(root *node, idx *LineIndex, m *masked) []Range {
 	for _, off := range m.bad {
 		out = append(out, idx.Range(off, off+1))
 	}
-	if root.typ == "TIMEOUT" && len(idx.text) > 0 {
-		out = append(out, idx.Range(0, len(idx.text))) // the parse gave up
+	if root.typ == "TIMEOUT" && idx.x.Len() > 0 {
+		out = append(out, idx.Range(0, idx.x.Len())) // the parse gave up
 	}
 	return out
 }

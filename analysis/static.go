@@ -407,5 +407,5 @@ func lineText(text string, i int) (string, bool) {
 	if i >= x.Lines() {
 		return "", false
 	}
-	return text[x.lines[i]:x.lineEnd(i)], true
+	return text[x.x.LineStart(i):x.x.LineEnd(i)], true
 }

@@ -337,7 +337,7 @@ func discountReplayGaps(ctx context.Context, a *analysis.Analyzer, nb *notebook.
 		if f.Exception != "NameError" || !predictsCrash(*f) || f.Range.Start.Line != f.Range.End.Line || f.Range.Start.Line >= len(lines) {
 			continue
 		}
-		name := sliceUTF16(lines[f.Range.Start.Line], f.Range.Start.Character, f.Range.End.Character)
+		name := notebook.SliceUTF16(lines[f.Range.Start.Line], f.Range.Start.Character, f.Range.End.Character)
 		for _, d := range res.Flow.Definitions(name) {
 			if d.ExecutionOrder >= re.ExecutionCount {
 				f.Severity = analysis.SeverityInfo
@@ -360,22 +360,6 @@ func discountReplayGaps(ctx context.Context, a *analysis.Analyzer, nb *notebook.
 		v.Verdict, v.Confidence = VerdictUnknown, 0.5
 		v.Reason = "the only crash predicted is a NameError that comes from the stopped replay, not from the cell"
 	}
-}
-
-// sliceUTF16 returns s between two UTF-16 columns.
-func sliceUTF16(s string, from, to int) string {
-	var b strings.Builder
-	col := 0
-	for _, r := range s {
-		if col >= from && col < to {
-			b.WriteRune(r)
-		}
-		col++
-		if r >= 0x10000 {
-			col++
-		}
-	}
-	return b.String()
 }
 
 // recordedErrors returns, by cell index, the exception name of the error output a cell
