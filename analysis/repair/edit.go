@@ -102,26 +102,18 @@ func statementStart(text string, l int) int {
 // bracketDelta counts opening minus closing brackets outside strings and comments.
 func bracketDelta(line string) int {
 	d := 0
-	var quote byte
-	for i := 0; i < len(line); i++ {
-		c := line[i]
+	scanCode(line, func(_ int, c byte, inString bool) bool {
 		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
+		case inString:
 		case c == '#':
-			return d
-		case c == '\'' || c == '"':
-			quote = c
+			return false
 		case c == '(' || c == '[' || c == '{':
 			d++
 		case c == ')' || c == ']' || c == '}':
 			d--
 		}
-	}
+		return true
+	})
 	return d
 }
 
@@ -267,23 +259,15 @@ func codeOnly(text string) string {
 }
 
 func stripComment(line string) string {
-	var quote byte
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '#':
-			return line[:i]
+	end := len(line)
+	scanCode(line, func(i int, c byte, inString bool) bool {
+		if !inString && c == '#' {
+			end = i
+			return false
 		}
-	}
-	return line
+		return true
+	})
+	return line[:end]
 }
 
 var stringRE = regexp.MustCompile(`'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"`)

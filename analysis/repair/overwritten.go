@@ -186,27 +186,17 @@ func identOccurrences(line, name string) [][2]int {
 // byte offset.
 func blankStrings(line string) string {
 	b := []byte(line)
-	var quote byte
-	for i := 0; i < len(b); i++ {
-		c := b[i]
+	scanCode(line, func(i int, c byte, inString bool) bool {
 		switch {
-		case quote != 0:
-			if c == '\\' && i+1 < len(b) {
-				b[i], b[i+1] = ' ', ' '
-				i++
-			} else if c == quote {
-				quote = 0
-			} else {
-				b[i] = ' '
-			}
-		case c == '\'' || c == '"':
-			quote = c
+		case inString:
+			b[i] = ' '
 		case c == '#':
 			for k := i; k < len(b); k++ {
 				b[k] = ' '
 			}
-			return string(b)
+			return false
 		}
-	}
+		return true
+	})
 	return string(b)
 }

@@ -59,18 +59,9 @@ func params(sig string) []param {
 	sig = strings.TrimSuffix(strings.TrimPrefix(sig, "("), ")")
 	var parts []string
 	depth, start := 0, 0
-	var quote byte
-	for i := 0; i < len(sig); i++ {
-		c := sig[i]
+	scanCode(sig, func(i int, c byte, inString bool) bool {
 		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
+		case inString:
 		case c == '(' || c == '[' || c == '{':
 			depth++
 		case c == ')' || c == ']' || c == '}':
@@ -79,7 +70,8 @@ func params(sig string) []param {
 			parts = append(parts, sig[start:i])
 			start = i + 1
 		}
-	}
+		return true
+	})
 	parts = append(parts, sig[start:])
 	var out []param
 	positional := true
