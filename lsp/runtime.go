@@ -156,17 +156,13 @@ func (rt *runtimeLayer) value(ctx context.Context, d *document, c *notebook.Cell
 	}
 	a := rt.attachmentFor(d)
 	if a == nil || a.k.State() == kernelclient.StateBusy {
-		return facts.Value{}, 0, false
+		return facts.Value{}, 0, false // a hover never waits for a request in flight
 	}
-	ictx, cancel := context.WithTimeout(ctx, hoverInspectBudget)
-	defer cancel()
-	insp, err := a.k.Inspect(ictx, kernelclient.InspectRequest{Names: []string{name}, Budget: 50 * time.Millisecond})
+	v, count, ok, err := judge.Value(ctx, a.k, name, hoverInspectBudget)
 	if err != nil {
-		rt.s.tracef("hover inspect %s: %v", name, err)
-		return facts.Value{}, 0, false
+		rt.s.tracef("hover: %v", err)
 	}
-	v, ok := insp.Values[name]
-	return v, insp.ExecutionCount, ok
+	return v, count, ok
 }
 
 // status says in words whether a kernel is attached, for hovers.

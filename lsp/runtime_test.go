@@ -111,6 +111,12 @@ func TestRuntimeRules(t *testing.T) {
 		t.Errorf("edit = %+v, want 'Age' on the cell at version 1", dc)
 	}
 
+	// A name no cached inspection holds (the setup cell ran; nothing checked it): the
+	// hover asks the kernel for it alone.
+	live := c.call("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": cellURI(nbPath, 0)}, "position": map[string]any{"line": 1, "character": 1}})
+	if !strings.Contains(string(live.Result), "DataFrame") || !strings.Contains(string(live.Result), "| Age |") {
+		t.Errorf("hover on df in the setup cell (a live inspection) = %s", live.Result)
+	}
 	hover := c.call("textDocument/hover", map[string]any{"textDocument": map[string]any{"uri": target}, "position": map[string]any{"line": 0, "character": 5}})
 	for _, want := range []string{"DataFrame", "| Age |", "float64", "as of run", "attached"} {
 		if !strings.Contains(string(hover.Result), want) {
