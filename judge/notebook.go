@@ -87,7 +87,7 @@ const kernelLostWait = 4 * time.Second
 // the cells that carry an execution count in execution-count order, and judges the target
 // cells against the state the replay left.
 func CheckNotebook(ctx context.Context, path string, opts CheckOptions) (*Report, error) {
-	raw, err := kernelclient.ReadSmallFile(path, kernelclient.MaxNotebookSize)
+	raw, err := notebook.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: read notebook %s: %v (give the path of an .ipynb file)", ErrEnvironment, path, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/premortem/premortem/internal/smallfile"
 	"net"
 	"os"
 	"path/filepath"
@@ -60,9 +61,9 @@ var ErrStale = errors.New("no kernel answers at the ports this file names (stale
 
 // ReadConnectionFile reads and validates a connection file.
 func ReadConnectionFile(path string) (ConnectionInfo, error) {
-	data, err := ReadSmallFile(path, MaxConnectionFileSize)
+	data, err := smallfile.Read(path, MaxConnectionFileSize)
 	if err != nil {
-		if errors.Is(err, ErrFileRefused) {
+		if errors.Is(err, smallfile.ErrRefused) {
 			err = fmt.Errorf("%w; a connection file is the small kernel-*.json a kernel writes in its runtime directory (`jupyter --runtime-dir` prints it): point at that file", err)
 		}
 		return ConnectionInfo{}, &ConnectionFileError{Path: path, Reason: ReasonUnreadable, Err: err}

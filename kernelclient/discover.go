@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/premortem/premortem/internal/smallfile"
 	"os"
 	"path/filepath"
 	"sort"
@@ -317,7 +318,7 @@ func canonicalPath(p string) string {
 
 // readServerInfo reads a jpserver-*.json / nbserver-*.json file.
 func readServerInfo(path string) (*ServerInfo, error) {
-	data, err := ReadSmallFile(path, MaxServerInfoSize)
+	data, err := smallfile.Read(path, MaxServerInfoSize)
 	if err != nil {
 		return nil, fmt.Errorf("server file %s: %w (a Jupyter server writes a small JSON file here; remove what is not one)", path, err)
 	}

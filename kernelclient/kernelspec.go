@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/premortem/premortem/internal/smallfile"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,7 +113,7 @@ func FindKernelSpecs() ([]KernelSpec, error) {
 }
 
 func readKernelSpec(dir string) (KernelSpec, error) {
-	data, err := ReadSmallFile(filepath.Join(dir, "kernel.json"), MaxKernelSpecSize)
+	data, err := smallfile.Read(filepath.Join(dir, "kernel.json"), MaxKernelSpecSize)
 	if err != nil {
 		return KernelSpec{}, fmt.Errorf("kernelspec %s: %w (fix or remove that kernelspec: `jupyter kernelspec list` shows them)", dir, err)
 	}

@@ -2,15 +2,24 @@ package notebook
 
 import (
 	"fmt"
+	"github.com/premortem/premortem/internal/smallfile"
 	"os"
 	"path/filepath"
 	"strings"
 )
 
+// MaxFileSize bounds a notebook file premortem reads from a path a user gave (outputs with
+// images make notebooks large; a gigabyte is still one the machine can parse).
+const MaxFileSize = 1 << 30
+
+// ReadFile reads a notebook file's bytes from a path a user gave, bounded: a FIFO, device
+// or directory is refused before it is opened, a file past MaxFileSize is refused, and an
+// open that hangs (a dead network mount) gives up. Parse decodes them.
+func ReadFile(path string) ([]byte, error) { return smallfile.Read(path, MaxFileSize) }
+
 // Read loads a notebook file: .ipynb as nbformat 4 JSON, .py as a percent-format script.
 // The notebook's URI is path as given; cell IDs are "cell-<index>". It reads the whole
-// file, whatever it is: for a path a user typed, read it with bounds first
-// (kernelclient.ReadSmallFile) and call Parse.
+// file, whatever it is: for a path a user typed, use ReadFile and Parse.
 func Read(path string) (*Notebook, error) {
 	if err := checkExt(path); err != nil {
 		return nil, err

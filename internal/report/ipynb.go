@@ -10,7 +10,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/judge"
-	"github.com/premortem/premortem/kernelclient"
+	"github.com/premortem/premortem/notebook"
 )
 
 // ipynbLocator places cell-relative ranges in the notebook file's own lines and columns.
@@ -21,7 +21,7 @@ type ipynbLocator struct {
 
 // newIpynbLocator reads the notebook file again; on any surprise it places nothing.
 func newIpynbLocator(rep *judge.Report) *ipynbLocator {
-	raw, err := kernelclient.ReadSmallFile(rep.Notebook, kernelclient.MaxNotebookSize)
+	raw, err := notebook.ReadFile(rep.Notebook)
 	if err != nil {
 		return &ipynbLocator{}
 	}

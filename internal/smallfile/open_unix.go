@@ -1,6 +1,6 @@
 //go:build unix
 
-package kernelclient
+package smallfile
 
 import (
 	"os"

@@ -1,4 +1,9 @@
-package kernelclient
+// Package smallfile reads the small files premortem is pointed at (connection files,
+// kernelspecs, server info, notebooks) so that none can block or flood it: a FIFO, device
+// or directory is refused before it is opened, a file past its bound is refused, and an open
+// or read that hangs gives up. It is a leaf: kernelclient, notebook readers, judge and the
+// reports share it.
+package smallfile
 
 import (
 	"errors"
@@ -9,37 +14,23 @@ import (
 	"time"
 )
 
-// Size limits of the files premortem reads from settings, flags and discovery. Each is far
-// above what a real file of its kind holds and far below what would hurt the server.
-const (
-	// MaxConnectionFileSize bounds a kernel connection file (a real one is ~300 bytes).
-	MaxConnectionFileSize = 64 << 10
-	// MaxServerInfoSize bounds a jpserver-*.json / nbserver-*.json file.
-	MaxServerInfoSize = 64 << 10
-	// MaxKernelSpecSize bounds a kernelspec's kernel.json.
-	MaxKernelSpecSize = 1 << 20
-	// MaxNotebookSize bounds a notebook given to `premortem check` (outputs with images
-	// make notebooks large; a gigabyte is still one the machine can parse).
-	MaxNotebookSize = 1 << 30
-)
-
 // openTimeout bounds opening and reading one file: a FIFO is caught before it can block,
 // but a hung network or FUSE file system blocks open or read in the kernel.
 var openTimeout = 5 * time.Second
 
-// openForRead opens a file ReadSmallFile has looked at; tests replace it to stand in for a
+// openForRead opens a file Read has looked at; tests replace it to stand in for a
 // file system that hangs.
 var openForRead = openNonBlocking
 
-// ErrFileRefused marks a file premortem will not read: not a regular file, or too large.
-var ErrFileRefused = errors.New("refused")
+// ErrRefused marks a file premortem will not read: not a regular file, or too large.
+var ErrRefused = errors.New("refused")
 
-// ReadSmallFile reads a whole regular file of at most max bytes. A FIFO, socket, device or
+// Read reads a whole regular file of at most max bytes. A FIFO, socket, device or
 // directory is refused before it is opened, so it can neither block nor stream forever; a
 // file larger than max (or growing past it while read) is refused; an open or read that
 // hangs (a dead network mount) gives up after a few seconds. Errors name the file and say
 // what it is; callers add what the user should do.
-func ReadSmallFile(path string, max int64) ([]byte, error) {
+func Read(path string, max int64) ([]byte, error) {
 	type result struct {
 		data []byte
 		err  error
@@ -89,7 +80,7 @@ func readChecked(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(data)) > max {
-		return nil, fmt.Errorf("%w: %s grew past %s while being read", ErrFileRefused, path, byteSize(max))
+		return nil, fmt.Errorf("%w: %s grew past %s while being read", ErrRefused, path, byteSize(max))
 	}
 	return data, nil
 }
@@ -97,10 +88,10 @@ func readChecked(path string, max int64) ([]byte, error) {
 // acceptable refuses what is not a regular file of at most max bytes.
 func acceptable(path string, st fs.FileInfo, max int64) error {
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%w: %s is %s, not a regular file", ErrFileRefused, path, fileKind(st.Mode()))
+		return fmt.Errorf("%w: %s is %s, not a regular file", ErrRefused, path, fileKind(st.Mode()))
 	}
 	if st.Size() > max {
-		return fmt.Errorf("%w: %s is %s, more than the %s a file of its kind may be", ErrFileRefused, path, byteSize(st.Size()), byteSize(max))
+		return fmt.Errorf("%w: %s is %s, more than the %s a file of its kind may be", ErrRefused, path, byteSize(st.Size()), byteSize(max))
 	}
 	return nil
 }
