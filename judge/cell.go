@@ -118,6 +118,16 @@ func LLMInput(nb *notebook.Notebook, res *analysis.Result, cellID string, insp *
 	return in
 }
 
+// Explain asks the LLM for a longer diagnosis of the first of a cell's findings (Markdown),
+// from the same input the LLM layer predicts with: the executed history, the cell's
+// dependencies, the runtime facts and every finding as evidence.
+func Explain(ctx context.Context, client *LLMClient, nb *notebook.Notebook, res *analysis.Result, cellID string, insp *facts.Inspection, fs []analysis.Finding) (string, error) {
+	if len(fs) == 0 {
+		return "", errors.New("explain: no finding to explain")
+	}
+	return client.Explain(ctx, LLMInput(nb, res, cellID, insp, fs), fs[0]) // its errors name the endpoint
+}
+
 // LLMConfig is the LLM layer's configuration (endpoint, model, limits), re-exported so that
 // a caller configures every layer through judge.
 type LLMConfig = llm.Config

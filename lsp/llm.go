@@ -95,7 +95,7 @@ func (l *llmLayer) explain(ctx context.Context, d *document, snap *notebook.Note
 		insp = cl.inspection
 	}
 	done := l.s.beginProgress(ctx, "premortem: asking the LLM to explain")
-	md, err := client.Explain(ctx, judge.LLMInput(snap, res, c.ID, insp, fs), fs[0])
+	md, err := judge.Explain(ctx, client, snap, res, c.ID, insp, fs)
 	done("", true)
 	if err != nil {
 		if ctx.Err() != nil {
