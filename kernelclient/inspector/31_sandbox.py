@@ -72,7 +72,8 @@ class _Box(object):
         self.sealed = {}  # fd -> path of large inherited files the cell may read but not write
         self.scratch = None
         self.phases = {}
-        self.scratch_bytes = 0  # the size of the namespace sandbox's one tmpfs (taken from the memory cap)
+        self.scratch_bytes = 0  # the cap on what the cell may write: the namespace sandbox's tmpfs (taken from
+        # the memory cap) or the fallback's tree on disk (_Quota)
 
 
 _NS_REASON = ("the shadow child runs in new user, mount, network and PID namespaces: its writes land in a "
