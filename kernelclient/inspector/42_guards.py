@@ -101,6 +101,7 @@ def _install_child_guards(sh, out, err, box):
             _scratch_wrappers()
             _view_wrappers(box.scratch)  # writes land in a private view (33_view.py)
             _view_native_io()
+            _view_writers()  # sqlite3, PyTables, h5py, cv2 (33_writers.py)
         _guard_other_processes()
         # joblib probes named semaphores (a file in /dev/shm) when first imported; process
         # pools are refused in the fallback anyway.
