@@ -17,11 +17,12 @@
 #             reaper kills C's process group, G included, and G's death ends the namespace.
 # fallback    Where unshare fails (EPERM: unprivileged user namespaces restricted, as with
 #             Ubuntu's AppArmor setting or in containers; EINVAL/ENOSYS; not Linux) or was
-#             asked for: the audit hook (42_guards), patched native writers (41_native) and
-#             the seccomp backstop (29_seccomp, installed by 45_child) refuse writes, sockets
-#             and processes. To still judge common cells, parallelism runs sequentially
-#             (joblib n_jobs=1, DataLoader num_workers=0) and first-import caches go to a
-#             scratch directory (see _Scratch, 33_fallback).
+#             asked for: file writes go to a private, capped copy-on-write view in a scratch
+#             directory (33_view, 33_writers; _Scratch and _Quota in 33_fallback); the audit
+#             hook (42_guards), patched native writers (41_native) and the seccomp allow-list
+#             (29_seccomp, installed by 45_child) refuse sockets, processes and every write
+#             that does not go through the view. To still judge common cells, parallelism runs
+#             sequentially (joblib n_jobs=1, DataLoader num_workers=0).
 #
 # In both, what the kernel had open before the fork is contained (_contain, 32_contain): file
 # descriptors open for writing point to private copies or to a sink, read descriptors get

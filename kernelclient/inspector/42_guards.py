@@ -1,6 +1,6 @@
 # ---------------------------------------------------------------------------------------------
 # Shadow runs: the child's guards (buffered output, no input or display, screened magics;
-# in the fallback, the audit hook that refuses writes, sockets and processes)
+# in the fallback, the audit hook that refuses sockets, processes and writes outside the view)
 
 
 def _audit(event, args):
