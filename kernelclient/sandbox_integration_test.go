@@ -49,6 +49,35 @@ X = np.random.RandomState(0).rand(90, 4); y = (X[:, 0] > .5).astype(int)
 `
 
 // sandboxCell is one probe and what it must come back as under each sandbox.
+// libraryTwins are crash/clean twins for the writers whose C library opens paths (the
+// fallback emulates them in 33_writers.py): a write, its read back, the crash (a KeyError in
+// the crash twin, line 3) and a write after it, for the modules this Python has.
+func libraryTwins() []sandboxCell {
+	twins := []struct{ name, needs, code string }{
+		{"sqlite", "sqlite3", "import sqlite3; df.to_sql('df', sqlite3.connect('k.db'), index=False)\n" +
+			"back = pd.read_sql('select * from df', sqlite3.connect('k.db'))\nv = back['Survived']\n" +
+			"back.to_sql('df2', sqlite3.connect('k.db'))"},
+		{"to_hdf", "tables", "df.to_hdf('k.h5', 'df')\nback = pd.read_hdf('k.h5', 'df')\nv = back['Survived']\n" +
+			"back.to_hdf('k.h5', 'b')"},
+		{"to_excel", "openpyxl", "df.to_excel('k.xlsx', index=False)\nback = pd.read_excel('k.xlsx')\nv = back['Survived']\n" +
+			"back.to_excel('k2.xlsx')"},
+		{"h5py", "h5py", "import h5py; f = h5py.File('k.hdf5', 'w'); f['Age'] = df['Age'].values; f.close()\n" +
+			"back = {k: v[()] for k, v in h5py.File('k.hdf5', 'r').items()}\nv = back['Survived']\n" +
+			"h5py.File('k2.hdf5', 'w')['x'] = back['Age']"},
+	}
+	var out []sandboxCell
+	for _, w := range twins {
+		if !python.Has(w.needs) {
+			continue
+		}
+		out = append(out, sandboxCell{name: w.name + "_crash", code: w.code, ns: facts.ShadowError, fb: facts.ShadowError,
+			exception: "KeyError", line: 3},
+			sandboxCell{name: w.name + "_clean", code: strings.ReplaceAll(w.code, "'Survived'", "'Age'"),
+				ns: facts.ShadowOK, fb: facts.ShadowOK})
+	}
+	return out
+}
+
 type sandboxCell struct {
 	name, code string
 	ns, fb     string // expected status with the namespace sandbox / the fallback
@@ -272,7 +301,7 @@ func TestSandboxSafety(t *testing.T) {
 	histBefore := stableHash(t, hist)
 	outBefore := kernelOutside(t, l, who.PID, dir, home, tmp)
 	for _, mode := range modes {
-		for _, c := range sandboxCells {
+		for _, c := range append(append([]sandboxCell(nil), sandboxCells...), libraryTwins()...) {
 			want := c.ns
 			if mode == SandboxForceFallback {
 				want = c.fb

@@ -63,7 +63,7 @@ func TestSandboxSafetyWithoutNamespaces(t *testing.T) {
 	before := probeState(t, ctx, l)
 	histBefore := stableHash(t, hist)
 	outBefore := kernelOutside(t, l, who.PID, dir, home, tmp)
-	cells := append([]sandboxCell(nil), sandboxCells...)
+	cells := append(append([]sandboxCell(nil), sandboxCells...), libraryTwins()...)
 	cells = append(cells, sandboxCell{name: "csv_clean_twin", code: "df.to_csv('submission.csv', index=False)\n" +
 		"back = pd.read_csv('submission.csv')\nv = back['Age']\nback.to_csv('after.csv')", fb: facts.ShadowOK},
 		sandboxCell{name: "native_sethostname", code: "import ctypes\nn = os.uname().nodename.encode()\n" +
