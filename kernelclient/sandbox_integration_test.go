@@ -84,6 +84,7 @@ type sandboxCell struct {
 	exception  string // for error outcomes (both sandboxes)
 	line       int
 	reason     string // substring of the namespace outcome's reason ("" = any)
+	fbReason   string // substring of the fallback outcome's reason ("" = any)
 }
 
 var sandboxCells = []sandboxCell{
@@ -93,6 +94,9 @@ var sandboxCells = []sandboxCell{
 		ns: facts.ShadowOK, fb: facts.ShadowOK}, // the fallback: in its private view of files
 	{name: "csv_keyerror", code: "df.to_csv('submission.csv', index=False)\nback = pd.read_csv('submission.csv')\nv = back['Survived']",
 		ns: facts.ShadowError, fb: facts.ShadowError, exception: "KeyError", line: 3},
+	{name: "scratch_full", code: "f = open('big.bin', 'wb')\nfor i in range(300):\n    f.write(b'x' * (1 << 20))",
+		ns: facts.ShadowRefused, fb: facts.ShadowRefused, reason: "scratch space is full (256 MB",
+		fbReason: "scratch space is full (256 MB"}, // a quarter of the 1 GB cap in both
 	{name: "torch_save", code: "torch.save({'w': torch.zeros(3)}, 'ckpt.pt')\nck = torch.load('ckpt.pt')", ns: facts.ShadowOK, fb: facts.ShadowOK},
 	{name: "savefig", code: "plt.plot([1, 2])\nplt.savefig('fig.png')", ns: facts.ShadowOK, fb: facts.ShadowOK},
 	{name: "home_tmp_shm", code: "open(os.path.expanduser('~/.cache-x'), 'w').write('x')\nimport tempfile\n" +
@@ -321,6 +325,8 @@ func TestSandboxSafety(t *testing.T) {
 				t.Errorf("%s: %s at line %d (%s), want %s at line %d", name, r.Exception, r.Line, r.Message, c.exception, c.line)
 			case mode == SandboxAuto && c.reason != "" && !strings.Contains(r.Reason, c.reason):
 				t.Errorf("%s: reason %q, want it to say %q", name, r.Reason, c.reason)
+			case mode == SandboxForceFallback && c.fbReason != "" && !strings.Contains(r.Reason, c.fbReason):
+				t.Errorf("%s: reason %q, want it to say %q", name, r.Reason, c.fbReason)
 			case r.Status == facts.ShadowError && want != facts.ShadowError:
 				t.Errorf("%s: a crash where none is: %s %s", name, r.Exception, r.Message)
 			case r.Status != facts.ShadowDied && r.Sandbox != wantKind:

@@ -73,6 +73,8 @@ func TestSandboxSafetyWithoutNamespaces(t *testing.T) {
 		switch {
 		case c.fb != "" && r.Status != c.fb:
 			t.Errorf("%s: status %q (exception %q line %d, reason %q, refused %q, message %q), want %q", c.name, r.Status, r.Exception, r.Line, r.Reason, r.Refused, r.Message, c.fb)
+		case c.fbReason != "" && !strings.Contains(r.Reason, c.fbReason):
+			t.Errorf("%s: reason %q, want it to say %q", c.name, r.Reason, c.fbReason)
 		case c.fb == facts.ShadowError && (r.Exception != c.exception || r.Line != c.line):
 			t.Errorf("%s: %s at line %d (%s), want %s at line %d", c.name, r.Exception, r.Line, r.Message, c.exception, c.line)
 		case r.Status == facts.ShadowError && c.fb != facts.ShadowError:
