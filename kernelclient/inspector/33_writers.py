@@ -44,6 +44,9 @@ def _view_sqlite(v, sq):
     base = sq.Connection
     if not hasattr(base, "serialize"):
         return  # before Python 3.11: the filter refuses the connect, as before
+    import weakref
+
+    open_cons = weakref.WeakSet()  # connections of the view: a new one sees what they committed
 
     class _ViewConnection(base):
         _premortem_path = None
@@ -95,6 +98,9 @@ def _view_sqlite(v, sq):
         f = v.full(path) if _path_like(path) and os.fspath(path) not in ("", ":memory:", b"", b":memory:") else None
         if f is None or k.get("factory", base) is not base:
             return orig(database, **k)
+        for other in list(open_cons):
+            if other._premortem_path == f and not other.in_transaction:
+                other._premortem_flush()  # autocommitted statements (DDL) are on disk for sqlite too
         data = _view_bytes(v, f)
         if data is None and (ro or not v.isdir(os.path.dirname(f))):
             raise sq.OperationalError("unable to open database file")
@@ -106,6 +112,7 @@ def _view_sqlite(v, sq):
             con.deserialize(data)
         if not ro:
             con._premortem_path = f
+            open_cons.add(con)
             if data is None:
                 con._premortem_flush()  # connect creates the (empty) file
         return con

@@ -460,6 +460,9 @@ def library_cells(j):
                   "c.execute('insert into t values (5)')\nc.commit()\nc.close()\n"
                   "assert sqlite3.connect(%r).execute('select a from t').fetchall() == [(5,)]\n"
                   "assert os.path.getsize(%r) > 0" % (j("n.db"), j("n.db"), j("n.db")),
+        "sqlite_autocommit": "import sqlite3\nc = sqlite3.connect(%r)\nc.execute('create table t(a)')\n"
+                             "assert sqlite3.connect(%r).execute('select count(*) from t').fetchone() == (0,)"
+                             % (j("ac.db"), j("ac.db")),
         "to_sql": "import sqlite3\nwith sqlite3.connect(%r) as c:\n    df.to_sql('df', c, index=False)\n"
                   "assert len(pd.read_sql('select * from df', sqlite3.connect(%r))) == len(df)" % (j("s.db"), j("s.db")),
         "to_excel": "df.to_excel(%r, index=False)\nassert len(pd.read_excel(%r)) == len(df)" % (j("x.xlsx"), j("x.xlsx")),
