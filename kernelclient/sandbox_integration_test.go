@@ -49,12 +49,42 @@ X = np.random.RandomState(0).rand(90, 4); y = (X[:, 0] > .5).astype(int)
 `
 
 // sandboxCell is one probe and what it must come back as under each sandbox.
+// libraryTwins are crash/clean twins for the writers whose C library opens paths (the
+// fallback emulates them in 33_writers.py): a write, its read back, the crash (a KeyError in
+// the crash twin, line 3) and a write after it, for the modules this Python has.
+func libraryTwins() []sandboxCell {
+	twins := []struct{ name, needs, code string }{
+		{"sqlite", "sqlite3", "import sqlite3; df.to_sql('df', sqlite3.connect('k.db'), index=False)\n" +
+			"back = pd.read_sql('select * from df', sqlite3.connect('k.db'))\nv = back['Survived']\n" +
+			"back.to_sql('df2', sqlite3.connect('k.db'))"},
+		{"to_hdf", "tables", "df.to_hdf('k.h5', 'df')\nback = pd.read_hdf('k.h5', 'df')\nv = back['Survived']\n" +
+			"back.to_hdf('k.h5', 'b')"},
+		{"to_excel", "openpyxl", "df.to_excel('k.xlsx', index=False)\nback = pd.read_excel('k.xlsx')\nv = back['Survived']\n" +
+			"back.to_excel('k2.xlsx')"},
+		{"h5py", "h5py", "import h5py; f = h5py.File('k.hdf5', 'w'); f['Age'] = df['Age'].values; f.close()\n" +
+			"back = {k: v[()] for k, v in h5py.File('k.hdf5', 'r').items()}\nv = back['Survived']\n" +
+			"h5py.File('k2.hdf5', 'w')['x'] = back['Age']"},
+	}
+	var out []sandboxCell
+	for _, w := range twins {
+		if !python.Has(w.needs) {
+			continue
+		}
+		out = append(out, sandboxCell{name: w.name + "_crash", code: w.code, ns: facts.ShadowError, fb: facts.ShadowError,
+			exception: "KeyError", line: 3},
+			sandboxCell{name: w.name + "_clean", code: strings.ReplaceAll(w.code, "'Survived'", "'Age'"),
+				ns: facts.ShadowOK, fb: facts.ShadowOK})
+	}
+	return out
+}
+
 type sandboxCell struct {
 	name, code string
 	ns, fb     string // expected status with the namespace sandbox / the fallback
 	exception  string // for error outcomes (both sandboxes)
 	line       int
 	reason     string // substring of the namespace outcome's reason ("" = any)
+	fbReason   string // substring of the fallback outcome's reason ("" = any)
 }
 
 var sandboxCells = []sandboxCell{
@@ -64,6 +94,9 @@ var sandboxCells = []sandboxCell{
 		ns: facts.ShadowOK, fb: facts.ShadowOK}, // the fallback: in its private view of files
 	{name: "csv_keyerror", code: "df.to_csv('submission.csv', index=False)\nback = pd.read_csv('submission.csv')\nv = back['Survived']",
 		ns: facts.ShadowError, fb: facts.ShadowError, exception: "KeyError", line: 3},
+	{name: "scratch_full", code: "f = open('big.bin', 'wb')\nfor i in range(300):\n    f.write(b'x' * (1 << 20))",
+		ns: facts.ShadowRefused, fb: facts.ShadowRefused, reason: "scratch space is full (256 MB",
+		fbReason: "scratch space is full (256 MB"}, // a quarter of the 1 GB cap in both
 	{name: "torch_save", code: "torch.save({'w': torch.zeros(3)}, 'ckpt.pt')\nck = torch.load('ckpt.pt')", ns: facts.ShadowOK, fb: facts.ShadowOK},
 	{name: "savefig", code: "plt.plot([1, 2])\nplt.savefig('fig.png')", ns: facts.ShadowOK, fb: facts.ShadowOK},
 	{name: "home_tmp_shm", code: "open(os.path.expanduser('~/.cache-x'), 'w').write('x')\nimport tempfile\n" +
@@ -272,7 +305,7 @@ func TestSandboxSafety(t *testing.T) {
 	histBefore := stableHash(t, hist)
 	outBefore := kernelOutside(t, l, who.PID, dir, home, tmp)
 	for _, mode := range modes {
-		for _, c := range sandboxCells {
+		for _, c := range append(append([]sandboxCell(nil), sandboxCells...), libraryTwins()...) {
 			want := c.ns
 			if mode == SandboxForceFallback {
 				want = c.fb
@@ -292,6 +325,8 @@ func TestSandboxSafety(t *testing.T) {
 				t.Errorf("%s: %s at line %d (%s), want %s at line %d", name, r.Exception, r.Line, r.Message, c.exception, c.line)
 			case mode == SandboxAuto && c.reason != "" && !strings.Contains(r.Reason, c.reason):
 				t.Errorf("%s: reason %q, want it to say %q", name, r.Reason, c.reason)
+			case mode == SandboxForceFallback && c.fbReason != "" && !strings.Contains(r.Reason, c.fbReason):
+				t.Errorf("%s: reason %q, want it to say %q", name, r.Reason, c.fbReason)
 			case r.Status == facts.ShadowError && want != facts.ShadowError:
 				t.Errorf("%s: a crash where none is: %s %s", name, r.Exception, r.Message)
 			case r.Status != facts.ShadowDied && r.Sandbox != wantKind:

@@ -63,7 +63,7 @@ func TestSandboxSafetyWithoutNamespaces(t *testing.T) {
 	before := probeState(t, ctx, l)
 	histBefore := stableHash(t, hist)
 	outBefore := kernelOutside(t, l, who.PID, dir, home, tmp)
-	cells := append([]sandboxCell(nil), sandboxCells...)
+	cells := append(append([]sandboxCell(nil), sandboxCells...), libraryTwins()...)
 	cells = append(cells, sandboxCell{name: "csv_clean_twin", code: "df.to_csv('submission.csv', index=False)\n" +
 		"back = pd.read_csv('submission.csv')\nv = back['Age']\nback.to_csv('after.csv')", fb: facts.ShadowOK},
 		sandboxCell{name: "native_sethostname", code: "import ctypes\nn = os.uname().nodename.encode()\n" +
@@ -73,6 +73,8 @@ func TestSandboxSafetyWithoutNamespaces(t *testing.T) {
 		switch {
 		case c.fb != "" && r.Status != c.fb:
 			t.Errorf("%s: status %q (exception %q line %d, reason %q, refused %q, message %q), want %q", c.name, r.Status, r.Exception, r.Line, r.Reason, r.Refused, r.Message, c.fb)
+		case c.fbReason != "" && !strings.Contains(r.Reason, c.fbReason):
+			t.Errorf("%s: reason %q, want it to say %q", c.name, r.Reason, c.fbReason)
 		case c.fb == facts.ShadowError && (r.Exception != c.exception || r.Line != c.line):
 			t.Errorf("%s: %s at line %d (%s), want %s at line %d", c.name, r.Exception, r.Line, r.Message, c.exception, c.line)
 		case r.Status == facts.ShadowError && c.fb != facts.ShadowError:

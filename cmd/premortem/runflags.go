@@ -38,7 +38,7 @@ func (f *runFlags) register(fs *flag.FlagSet, verb, shadowRun string) {
 	// Longer than the editor's 3 s: nobody waits at the keyboard for a batch check, and a
 	// cell cut short is an unknown verdict.
 	fs.DurationVar(&f.shadowTimeout, "shadow-timeout", 30*time.Second, "time limit of "+shadowRun)
-	fs.StringVar(&f.shadowSandbox, "shadow-sandbox", kernelclient.SandboxAuto, "shadow child's sandbox: auto (namespaces where allowed) or fallback (refuse writes, sockets and processes)")
+	fs.StringVar(&f.shadowSandbox, "shadow-sandbox", kernelclient.SandboxAuto, "shadow child's sandbox: auto (namespaces where allowed) or fallback (no namespaces: file writes emulated in a private, capped view; network, subprocesses and other system calls refused; parallelism sequential)")
 	fs.DurationVar(&f.shadowFullTimeout, "shadow-full-timeout", judge.DefaultShadowFullTimeout, "time limit of the full shadow run of a cell with loops, which goes on after --shadow-timeout while the fast dev run answers (never less than --shadow-timeout)")
 	fs.StringVar(&f.shadowTensors, "shadow-tensors", facts.TensorsAuto, "tensors in the shadow run: auto (meta, shape-only, where the kernel has initialised CUDA; real otherwise), meta (every tensor shape-only: no values, no arithmetic) or real")
 	fs.IntVar(&f.fastDevRun, "fast-dev-run", judge.DefaultDevRunCap, "iterations each loop keeps in the fast dev run beside the full shadow run (0: no fast dev run)")

@@ -10,9 +10,10 @@ function bodies, so each can be read knowing only what precedes it
 map), 22_devsize, 23_devlib and 25_devrun (the fast dev run), 26_refuse (refusals),
 29_seccomp (the fallback's syscall allow-list), 31_sandbox (the child's namespace
 sandbox), 32_contain (containment of inherited state, the outcomes the sandbox explains),
-33_fallback (the fallback's additions, the sandbox probe), 33_view (the fallback's private
-view of written files), 34_crashkeys (the keys a failing line's objects hold),
-35_crashfacts (facts of what the failing line reads), 36_meta (meta tensors), 40_enter
+33_fallback (the fallback's additions, the scratch cap, the sandbox probe), 33_view (the
+fallback's private view of written files), 33_writers (the view for libraries that open
+paths in C: sqlite3, PyTables, h5py, cv2, openpyxl), 34_crashkeys (the keys a failing
+line's objects hold), 35_crashfacts (facts of what the failing line reads), 36_meta (meta tensors), 40_enter
 (entering a sandbox), 41_native (native writers, /dev/null), 42_guards (the child's
 guards and audit hook), 43_tracer (the line tracer), 45_child (the child's main),
 50_shadow (the shadow runner, kernel side: fork, reap, results), 90_reinject (stopping an

@@ -17,11 +17,12 @@
 #             reaper kills C's process group, G included, and G's death ends the namespace.
 # fallback    Where unshare fails (EPERM: unprivileged user namespaces restricted, as with
 #             Ubuntu's AppArmor setting or in containers; EINVAL/ENOSYS; not Linux) or was
-#             asked for: the audit hook (42_guards), patched native writers (41_native) and
-#             the seccomp backstop (29_seccomp, installed by 45_child) refuse writes, sockets
-#             and processes. To still judge common cells, parallelism runs sequentially
-#             (joblib n_jobs=1, DataLoader num_workers=0) and first-import caches go to a
-#             scratch directory (see _Scratch, 33_fallback).
+#             asked for: file writes go to a private, capped copy-on-write view in a scratch
+#             directory (33_view, 33_writers; _Scratch and _Quota in 33_fallback); the audit
+#             hook (42_guards), patched native writers (41_native) and the seccomp allow-list
+#             (29_seccomp, installed by 45_child) refuse sockets, processes and every write
+#             that does not go through the view. To still judge common cells, parallelism runs
+#             sequentially (joblib n_jobs=1, DataLoader num_workers=0).
 #
 # In both, what the kernel had open before the fork is contained (_contain, 32_contain): file
 # descriptors open for writing point to private copies or to a sink, read descriptors get
@@ -72,7 +73,8 @@ class _Box(object):
         self.sealed = {}  # fd -> path of large inherited files the cell may read but not write
         self.scratch = None
         self.phases = {}
-        self.scratch_bytes = 0  # the size of the namespace sandbox's one tmpfs (taken from the memory cap)
+        self.scratch_bytes = 0  # the cap on what the cell may write: the namespace sandbox's tmpfs (taken from
+        # the memory cap) or the fallback's tree on disk (_Quota)
 
 
 _NS_REASON = ("the shadow child runs in new user, mount, network and PID namespaces: its writes land in a "

@@ -272,9 +272,18 @@ def _sandbox_outcome(box, e):
     if isinstance(e, OSError) and e.errno == _errno.EROFS and box.ro_mounts:
         what = "a write under %s, which the sandbox cannot overlay" % ", ".join(box.ro_mounts)[:200]
         return {"status": "refused", "refused": what, "reason": "the cell tried %s; outcome unknown" % what}
-    if isinstance(e, OSError) and e.errno == _errno.ENOSPC and box.kind == "namespaces":
-        mb = (box.scratch_bytes or 0) >> 20
-        return {"status": "refused", "refused": "writing more than the sandbox holds",
-                "reason": "the shadow run's scratch space is full (%d MB, a quarter of its memory cap): the cell "
-                          "wrote more than a shadow run may keep; outcome unknown" % mb}
+    if isinstance(e, OSError) and (e.errno == _errno.ENOSPC or (e.errno == _errno.EFBIG and box.kind != "namespaces")) \
+            and box.scratch_bytes:
+        return _scratch_full_result(box)
     return None
+
+
+def _scratch_full_result(box):
+    """The refusal for a cell that filled the sandbox's scratch space (the namespace sandbox's
+    tmpfs, or the fallback's capped tree)."""
+    mb = (box.scratch_bytes or 0) >> 20
+    where = "a quarter of its memory cap" if box.kind == "namespaces" else \
+        "a quarter of its memory cap or of the free disk, whichever is less"
+    return {"status": "refused", "refused": "writing more than the sandbox holds",
+            "reason": "the shadow run's scratch space is full (%d MB, %s): the cell wrote more than a "
+                      "shadow run may keep; outcome unknown" % (mb, where)}

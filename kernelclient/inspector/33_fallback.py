@@ -27,13 +27,167 @@ def _annotate(res, sandbox):
         res["sandbox_reason"] = known["sandbox_reason"]
 
 
-def _sandbox_cleanup(child_pid):
-    """Parent side, after the child is reaped: remove the fallback's scratch directory."""
-    p = os.path.join(__import__("tempfile").gettempdir(), "premortem-shadow-%d-%d" % (os.getpid(), child_pid))
-    if os.path.isdir(p):
-        import shutil
+_swept = [None]  # the kernel process that swept stale scratch trees (once per process)
 
+
+def _sandbox_cleanup(child_pid):
+    """Parent side, after the child is reaped (exited, crashed, killed by the timeout or by
+    SIGKILL: the reaper thread runs this in every case): remove the fallback's scratch tree.
+    The first call in a kernel process also removes trees whose kernel is gone (a kernel killed
+    while its child ran: the child dies with it by PDEATHSIG, and nobody reaped it)."""
+    import shutil
+    import tempfile
+
+    tmp = tempfile.gettempdir()
+    p = os.path.join(tmp, "premortem-shadow-%d-%d" % (os.getpid(), child_pid))
+    if os.path.isdir(p):
         shutil.rmtree(p, ignore_errors=True)
+    if _swept[0] == os.getpid():
+        return
+    _swept[0] = os.getpid()
+    try:
+        names = os.listdir(tmp)
+    except OSError:
+        return
+    for n in names:
+        parts = n.split("-")
+        if len(parts) != 4 or parts[:2] != ["premortem", "shadow"] or not parts[2].isdigit():
+            continue
+        if int(parts[2]) == os.getpid() or os.path.exists("/proc/%s" % parts[2]):
+            continue  # ours (a child may still run) or its kernel is alive
+        d = os.path.join(tmp, n)
+        try:
+            if os.lstat(d).st_uid == os.getuid():
+                shutil.rmtree(d, ignore_errors=True)
+        except OSError:
+            pass
+
+
+def _fallback_scratch_size(max_memory, path):
+    """Bytes the fallback's scratch tree may hold: the namespace sandbox's figure (a quarter of
+    the memory cap, _scratch_size), and at most a quarter of the free space where it lives.
+    It is on disk (not paid from the memory cap): see _Quota for why."""
+    size = _scratch_size(max_memory)
+    try:
+        st = os.statvfs(path)
+        size = min(size, st.f_bavail * st.f_frsize // 4)
+    except OSError:
+        pass
+    return max(1 << 20, size)
+
+
+class _Quota(object):
+    """The fallback's bound on its scratch tree (bytes of regular files, every subdirectory).
+
+    Why on disk and not in memory: only a mount namespace gives a private tmpfs that dies with
+    the child, and namespaces are what the fallback lacks. /dev/shm is a tmpfs shared with the
+    host just like the temporary directory (not private, not removed when the child dies) and
+    in Docker holds 64 MB shared with DataLoader's and torch's shared memory; a memfd dies
+    with the child but is one nameless file, no tree that C libraries or os.walk could see.
+    So the tree stays in the temporary directory, removed by the parent whatever way the child
+    ends (_sandbox_cleanup), and bounded here:
+    - every write-open, copy-up, truncate, rename and delete through the view or the scratch
+      wrappers updates the sizes of the files it touched (files open for writing are re-read
+      at each such step, by descriptor) and fails with ENOSPC once the total passes the cap;
+    - RLIMIT_FSIZE is kept at the cap minus what the files not open for writing hold, so a
+      write by a file object or by native code through a descriptor the view opened (numpy's
+      tofile, torch's writer) fails with EFBIG at the cap (SIGXFSZ ignored);
+    - at the end of the run, a tree at the cap makes the verdict unknown even when the cell
+      caught the error (_scratch_full)."""
+
+    def __init__(self, cap):
+        self.cap = cap
+        self.sizes = {}  # path relative to the scratch dir -> bytes last seen
+        self.live = {}  # rel -> (fd, st_ino): open for writing, may still grow
+        self.total = 0
+        self.full = False
+        self.limit = None
+
+    def _set(self, rel, size):
+        self.total += size - self.sizes.get(rel, 0)
+        self.sizes[rel] = size
+
+    def _stat(self, rel):
+        try:
+            return os.stat(rel, dir_fd=_SCRATCH_FD, follow_symlinks=False).st_size
+        except OSError:
+            return None
+
+    def opened(self, rel, fd):
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            return
+        self.live[rel] = (fd, st.st_ino)
+        self._set(rel, st.st_size)
+        self._limit()
+
+    def touched(self, rel):
+        """rel was written, truncated, created or removed: its size now."""
+        n = self._stat(rel)
+        if n is None:
+            self.total -= self.sizes.pop(rel, 0)
+            self.live.pop(rel, None)
+        else:
+            self._set(rel, n)
+
+    def moved(self, a, b):
+        self.touched(a)
+        self.touched(b)
+        if b in self.live:
+            return
+        if a in self.live:
+            self.live[b] = self.live.pop(a)
+
+    def refresh(self):
+        for rel, (fd, ino) in list(self.live.items()):
+            try:
+                st = os.fstat(fd)
+                still = st.st_ino == ino
+            except OSError:
+                still = False
+            if still:
+                self._set(rel, st.st_size)
+            else:
+                del self.live[rel]
+                self.touched(rel)
+        self._limit()
+
+    def _limit(self):
+        import resource
+
+        held = self.total - sum(self.sizes.get(r, 0) for r in self.live)
+        lim = max(1, self.cap - held)
+        if lim != self.limit:
+            try:
+                resource.setrlimit(resource.RLIMIT_FSIZE, (lim, self.cap))
+                self.limit = lim
+            except (OSError, ValueError):
+                pass
+
+    def check(self, need=0):
+        """ENOSPC when the tree holds (or would hold, with need more bytes) more than the cap."""
+        self.refresh()
+        if self.total + need > self.cap:
+            self.full = True
+            raise OSError(_errno.ENOSPC, "No space left on device (the shadow run's scratch space)")
+
+    def at_cap(self):
+        self.refresh()
+        if self.total >= self.cap or any(self.sizes.get(r, 0) >= (self.limit or self.cap) for r in self.live):
+            self.full = True
+        return self.full
+
+
+def _scratch_full(box):
+    """Child side, after the cell: whether the fallback's scratch tree reached its cap."""
+    q = getattr(box.scratch, "quota", None) if box is not None and box.kind != "namespaces" else None
+    if q is None:
+        return False
+    try:
+        return q.at_cap()
+    except BaseException:
+        return q.full
 
 
 class _Scratch(object):
@@ -52,8 +206,9 @@ class _Scratch(object):
     the fallback, which is why the namespace sandbox is preferred where it is allowed.
     """
 
-    def __init__(self, path):
+    def __init__(self, path, cap=None):
         self.path = os.path.realpath(path)
+        self.quota = _Quota(cap) if cap else None
         os.mkdir(self.path, 0o700)
         fd = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
         os.dup2(fd, _SCRATCH_FD, inheritable=False)
@@ -120,16 +275,27 @@ def _scratch_wrappers():
                 _in_scratch[0] -= 1
         return call
 
+    quota = getattr(scr, "quota", None)
+
+    def in_open(r, flags, mode):
+        write = quota is not None and flags & _WRITE_FLAGS
+        if write:
+            quota.check()
+        fd = inside(o_open)(r, flags, mode, dir_fd=_SCRATCH_FD)
+        if write:
+            quota.opened(r, fd)
+        return fd
+
     def s_open(path, flags, mode=0o777, *, dir_fd=None):
         r = scr.rel(path) if (scr is not None and dir_fd is None) else None
         if r is not None:
-            return inside(o_open)(r, flags, mode, dir_fd=_SCRATCH_FD)
+            return in_open(r, flags, mode)
         return o_open(path, flags, mode, dir_fd=dir_fd)
 
     def s_io_open(file, mode="r", buffering=-1, encoding=None, errors=None, newline=None, closefd=True, opener=None):
         if opener is None and scr is not None and not isinstance(file, int) and scr.rel(file) is not None:
             r = scr.rel(file)
-            opener = lambda p, fl: inside(o_open)(r, fl, 0o666, dir_fd=_SCRATCH_FD)  # noqa: E731
+            opener = lambda p, fl: in_open(r, fl, 0o666)  # noqa: E731
             return inside(i_open)(file, mode, buffering, encoding, errors, newline, closefd, opener)
         return i_open(file, mode, buffering, encoding, errors, newline, closefd, opener)
 
@@ -149,7 +315,11 @@ def _scratch_wrappers():
         def f(path, *, dir_fd=None):
             r = scr.rel(path) if (scr is not None and dir_fd is None) else None
             if r is not None:
-                return inside(orig)(r, dir_fd=_SCRATCH_FD)
+                try:
+                    return inside(orig)(r, dir_fd=_SCRATCH_FD)
+                finally:
+                    if quota is not None:
+                        quota.touched(r)
             return orig(path, dir_fd=dir_fd)
         return f
 
@@ -158,7 +328,11 @@ def _scratch_wrappers():
             if scr is not None and src_dir_fd is None and dst_dir_fd is None:
                 a, b = scr.rel(src), scr.rel(dst)
                 if a is not None and b is not None:
-                    return inside(orig)(a, b, src_dir_fd=_SCRATCH_FD, dst_dir_fd=_SCRATCH_FD)
+                    try:
+                        return inside(orig)(a, b, src_dir_fd=_SCRATCH_FD, dst_dir_fd=_SCRATCH_FD)
+                    finally:
+                        if quota is not None:
+                            quota.moved(a, b)
             return orig(src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
         return f
 

@@ -5,7 +5,8 @@
 # Python's file API: a write, create, append, rename, delete or mkdir of path P goes to
 # <scratch>/view/P (through the scratch directory's descriptor, the only one the syscall
 # filter lets write); deletes are remembered in memory (whiteouts); a later open, stat or
-# listing of P sees the view first. The scratch tree dies with the child (_sandbox_cleanup).
+# listing of P sees the view first. The scratch tree is removed when the child is reaped
+# (_sandbox_cleanup) and holds at most its cap (_Quota, 33_fallback).
 # Native code below Python's file API that writes by itself still meets the filter: a
 # refusal naming the call, never a write to the real file.
 
@@ -17,6 +18,7 @@ class _View(object):
 
     def __init__(self, scr, real):
         self.scr = scr
+        self.quota = getattr(scr, "quota", None)  # the scratch tree's cap (_Quota, 33_fallback)
         self.real = real  # the original os/io functions
         self.deleted = set()  # real paths removed in the view
         self.opaque = set()  # directories re-created after a delete: their real entries are hidden
@@ -108,6 +110,8 @@ class _View(object):
         if hit is None or hit[0] == "upper":
             return
         self.upper_dirs(os.path.dirname(f))
+        if self.quota is not None:
+            self.quota.check(hit[1].st_size)
         src = self.real["open"](f, os.O_RDONLY)
         try:
             dst = self._in(self.real["open"], self.rel(f), os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
@@ -120,6 +124,8 @@ class _View(object):
                     os.write(dst, b)
             finally:
                 os.close(dst)
+                if self.quota is not None:
+                    self.quota.touched(self.rel(f))
         finally:
             os.close(src)
 
@@ -150,7 +156,11 @@ class _View(object):
         else:
             self.upper_dirs(os.path.dirname(f))
         self.dirty = True
+        if self.quota is not None:
+            self.quota.check()
         fd = self._in(self.real["open"], self.rel(f), flags, mode, dir_fd=_SCRATCH_FD)
+        if self.quota is not None:
+            self.quota.opened(self.rel(f), fd)
         self.deleted.discard(f)
         return fd
 
@@ -205,6 +215,8 @@ class _View(object):
             raise IsADirectoryError(_errno.EISDIR, "Is a directory", f)
         if hit[0] == "upper":
             self._in(self.real["unlink"], self.rel(f), dir_fd=_SCRATCH_FD)
+            if self.quota is not None:
+                self.quota.touched(self.rel(f))
         if self.real_visible(f) and os.path.lexists(f):
             self.deleted.add(f)
 
@@ -263,6 +275,8 @@ class _View(object):
         self.copy_up(src)
         self.upper_dirs(os.path.dirname(dst))
         self._in(self.real["replace"], self.rel(src), self.rel(dst), src_dir_fd=_SCRATCH_FD, dst_dir_fd=_SCRATCH_FD)
+        if self.quota is not None:
+            self.quota.moved(self.rel(src), self.rel(dst))
         self.deleted.discard(dst)
         if self.real_visible(src) and os.path.lexists(src):
             self.deleted.add(src)
@@ -453,6 +467,8 @@ def _view_wrappers(scr):
                     return os.ftruncate(fd, *a)
                 finally:
                     os.close(fd)
+                    if v.quota is not None:
+                        v.quota.touched(v.rel(f))
             k.pop("follow_symlinks", None)
             return inside(orig, v.rel(f), *a, dir_fd=_SCRATCH_FD, **k)
         return call

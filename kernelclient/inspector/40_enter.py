@@ -31,8 +31,14 @@ def _enter_sandbox(sandbox, max_memory):
         import tempfile
 
         try:
+            tmp = tempfile.gettempdir()
+            box.scratch_bytes = _fallback_scratch_size(max_memory, tmp)
             box.scratch = _scratch[0] = _Scratch(os.path.join(
-                tempfile.gettempdir(), "premortem-shadow-%d-%d" % (os.getppid(), os.getpid())))
+                tmp, "premortem-shadow-%d-%d" % (os.getppid(), os.getpid())), box.scratch_bytes)
+            import signal
+
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # past the cap a write fails (EFBIG), not the run
+            box.scratch.quota.refresh()  # RLIMIT_FSIZE at the cap from the first write
         except OSError:
             pass  # first-import caches are then refused like any other write
         mark(box, "scratch")

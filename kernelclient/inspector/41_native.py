@@ -4,7 +4,7 @@
 
 
 _VIEW_NATIVE = frozenset(["torch.save", "torch.jit.save", "DataFrame.to_parquet", "DataFrame.to_feather",
-                          "DataFrame.to_orc"])
+                          "DataFrame.to_orc", "DataFrame.to_hdf", "Series.to_hdf", "cv2.imwrite"])
 
 
 def _patch_native_writers(view=False):
@@ -41,7 +41,7 @@ def _patch_native_writers(view=False):
             wrap(pd.DataFrame, meth, "DataFrame." + meth, 1, "path")
         wrap(pd.Series, "to_hdf", "Series.to_hdf", 1, "path_or_buf")
     h5 = sys.modules.get("h5py")
-    if h5 is not None:
+    if h5 is not None and not view:  # the view emulates h5py.File (33_writers.py)
         orig = h5.File
 
         class _File(orig):

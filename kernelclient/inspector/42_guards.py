@@ -1,6 +1,6 @@
 # ---------------------------------------------------------------------------------------------
 # Shadow runs: the child's guards (buffered output, no input or display, screened magics;
-# in the fallback, the audit hook that refuses writes, sockets and processes)
+# in the fallback, the audit hook that refuses sockets, processes and writes outside the view)
 
 
 def _audit(event, args):
@@ -101,6 +101,7 @@ def _install_child_guards(sh, out, err, box):
             _scratch_wrappers()
             _view_wrappers(box.scratch)  # writes land in a private view (33_view.py)
             _view_native_io()
+            _view_writers()  # sqlite3, PyTables, h5py, cv2 (33_writers.py)
         _guard_other_processes()
         # joblib probes named semaphores (a file in /dev/shm) when first imported; process
         # pools are refused in the fallback anyway.

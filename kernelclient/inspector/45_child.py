@@ -137,7 +137,8 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
     except BaseException as e:
         box = _Box("fallback", "the sandbox could not be set up (%s)%s" % (_err(e), _FALLBACK_TAIL))
     phases["sandbox"] = time.perf_counter()
-    _limits(timeout, max_memory - box.scratch_bytes)  # the sandbox's tmpfs is paid from the same cap
+    # the namespace sandbox's tmpfs is paid from the same cap (the fallback's tree is on disk)
+    _limits(timeout, max_memory - (box.scratch_bytes if box.kind == "namespaces" else 0))
     phases["limits"] = time.perf_counter()
     if rstate is not None:
         try:
@@ -236,6 +237,8 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
     if _refusals:
         res = {"status": "refused", "refused": _refusals[0],
                "reason": "the cell tried a side effect a shadow run does not allow (%s); outcome unknown" % _refusals[0]}
+    elif _scratch_full(box):  # even when the cell caught the error (33_fallback's _Quota)
+        res = _scratch_full_result(box)
     res = _meta_report(res)  # 36_meta.py
     res["sandbox"] = box.kind
     res["sandbox_reason"] = box.reason

@@ -316,6 +316,7 @@ class FallbackViewTest(unittest.TestCase):
         if has("joblib"):
             cells["joblib"] = "import joblib\njoblib.dump(arr, %r)\nassert joblib.load(%r).shape == arr.shape" % (
                 j("a.joblib"), j("a.joblib"))
+        cells.update(library_cells(j))
         if has("PIL"):
             cells["PIL"] = "from PIL import Image\nImage.new('RGB', (4, 4)).save(%r)\nassert Image.open(%r).size == (4, 4)" % (
                 j("i.png"), j("i.png"))
@@ -345,6 +346,82 @@ class FallbackViewTest(unittest.TestCase):
                 ok = run(clean, sandbox)
                 self.assertEqual(ok["status"], "ok", ok)
                 self.assertEqual(self.outside(), before)
+
+    def test_library_crash_twins(self):
+        """Each writer whose C library opens paths itself (sqlite3 and to_sql, to_hdf/HDFStore,
+        to_excel, h5py, cv2): writes before and after the crash, read back; the verdicts are the
+        namespace sandbox's, and nothing appears outside."""
+        d = self.dir
+        j = lambda *p: os.path.join(d, *p)  # noqa: E731
+        before = self.outside()
+        for name, (crash, clean) in library_twins(j).items():
+            line = next(i for i, t in enumerate(crash.splitlines(), 1) if "['score']" in t)
+            want = None
+            for sandbox in ("auto", "fallback", "refused"):
+                with self.subTest(writer=name, sandbox=sandbox):
+                    r, ok = run(crash, sandbox), run(clean, sandbox)
+                    got = (r["status"], r.get("exception"), r.get("line"), ok["status"])
+                    self.assertEqual(got[:3], ("error", "KeyError", line), r)
+                    self.assertEqual(ok["status"], "ok", ok)
+                    if sandbox != "auto":
+                        self.assertEqual(r["sandbox"], "fallback", r)
+                    self.assertEqual(got, want or got)
+                    want = got
+                    self.assertEqual(self.outside(), before)
+
+    def test_scratch_cap(self):
+        """Past the scratch tree's cap (a quarter of the memory cap here) a cell is unknown,
+        "scratch space is full", however it writes and even when it catches the error; the
+        child killed in the middle of a write leaves no tree in the temporary directory."""
+        p = os.path.join(self.dir, "big.bin")
+        mb = "b'x' * (1 << 20)"
+        cells = {
+            "one_file": "f = open(%r, 'wb')\nfor i in range(400):\n    f.write(%s)\n" % (p, mb),
+            "many_files": "for i in range(400):\n    open(%r + str(i), 'wb').write(%s)\n" % (p, mb),
+            "caught": "try:\n    f = open(%r, 'wb')\n    for i in range(400):\n        f.write(%s)\nexcept OSError:\n"
+                      "    pass\n" % (p, mb),
+            "numpy_native": "np.zeros(1 << 24).tofile(%r)\n" % p,
+            "copy_up": "import shutil\nopen(%r, 'wb').write(%s * 60)\nfor i in range(4):\n"
+                       "    shutil.copy(%r, %r + str(i))\n" % (p, mb, p, p),
+        }
+        before = self.outside()
+        for name, code in cells.items():
+            with self.subTest(cell=name):
+                r = shadow(code, sandbox="fallback", timeout=60, max_memory=256 << 20)
+                self.assertEqual(r["status"], "refused", r)
+                self.assertIn("scratch space is full (64 MB", r["reason"])
+                self.assertEqual(self.outside(), before)
+        ok = shadow("open(%r, 'wb').write(%s * 8)" % (p, mb), sandbox="fallback", timeout=60, max_memory=256 << 20)
+        self.assertEqual(ok["status"], "ok", ok)
+        for how in ("timeout", "sigkill"):
+            with self.subTest(killed=how):
+                code = "f = open(%r, 'wb')\nwhile True:\n    f.write(b'x' * 4096)\n    f.truncate(0)\n    f.seek(0)\n" % p
+                if how == "sigkill":
+                    code = "import os, signal\nopen(%r, 'wb').write(b'x' * 100000)\nos.kill(os.getpid(), signal.SIGKILL)\n" % p
+                r = shadow(code, sandbox="fallback", timeout=2)
+                self.assertIn(r["status"], ("timeout", "died"), r)
+                self.assertEqual(self.outside(), before)
+                self.assertEqual(scratch_trees(), [])
+
+    def test_stale_tree_of_a_dead_kernel_removed(self):
+        """A kernel killed while its child ran leaves its tree; the next kernel's first cleanup
+        removes it (only trees of kernels that are gone)."""
+        proc = subprocess.Popen(["true"])
+        proc.wait()
+        stale = os.path.join(tempfile.gettempdir(), "premortem-shadow-%d-1" % proc.pid)
+        live = os.path.join(tempfile.gettempdir(), "premortem-shadow-%d-1" % os.getppid())
+        for t in (stale, live):
+            os.makedirs(os.path.join(t, "view"), exist_ok=True)
+        try:
+            M._swept[0] = None
+            M._sandbox_cleanup(12345678)
+            self.assertFalse(os.path.exists(stale))
+            self.assertTrue(os.path.exists(live))
+        finally:
+            import shutil
+
+            shutil.rmtree(stale, ignore_errors=True)
+            shutil.rmtree(live, ignore_errors=True)
 
     def test_first_import_writers(self):
         """A writer module imported for the first time in the child is patched once loaded:
@@ -376,10 +453,70 @@ class FallbackViewTest(unittest.TestCase):
         self.assertEqual(self.outside(), before)
 
 
+def library_cells(j):
+    """Write-and-read-back cells for the writers whose C library opens paths (33_writers.py)."""
+    cells = {
+        "sqlite": "import sqlite3, os\nc = sqlite3.connect(%r)\nc.execute('create table t(a)')\n"
+                  "c.execute('insert into t values (5)')\nc.commit()\nc.close()\n"
+                  "assert sqlite3.connect(%r).execute('select a from t').fetchall() == [(5,)]\n"
+                  "assert os.path.getsize(%r) > 0" % (j("n.db"), j("n.db"), j("n.db")),
+        "sqlite_autocommit": "import sqlite3\nc = sqlite3.connect(%r)\nc.execute('create table t(a)')\n"
+                             "assert sqlite3.connect(%r).execute('select count(*) from t').fetchone() == (0,)"
+                             % (j("ac.db"), j("ac.db")),
+        "to_sql": "import sqlite3\nwith sqlite3.connect(%r) as c:\n    df.to_sql('df', c, index=False)\n"
+                  "assert len(pd.read_sql('select * from df', sqlite3.connect(%r))) == len(df)" % (j("s.db"), j("s.db")),
+        "to_excel": "df.to_excel(%r, index=False)\nassert len(pd.read_excel(%r)) == len(df)" % (j("x.xlsx"), j("x.xlsx")),
+    }
+    if has("tables"):
+        cells["to_hdf"] = "df.to_hdf(%r, 'df')\nassert len(pd.read_hdf(%r, 'df')) == len(df)\n" \
+                          "with pd.HDFStore(%r) as st:\n    st.put('b', df)\n    assert sorted(st.keys()) == ['/b', '/df']" \
+                          % (j("h.h5"), j("h.h5"), j("h.h5"))
+    if has("h5py"):
+        cells["h5py"] = "import h5py\nwith h5py.File(%r, 'w') as f:\n    f['a'] = arr\n" \
+                        "with h5py.File(%r, 'r') as f:\n    assert f['a'].shape == arr.shape" % (j("a.h5"), j("a.h5"))
+    if has("cv2"):
+        cells["cv2"] = "import cv2\nassert cv2.imwrite(%r, np.zeros((4, 5, 3), np.uint8))\n" \
+                       "assert cv2.imread(%r).shape == (4, 5, 3)" % (j("i.png"), j("i.png"))
+    return cells
+
+
+def library_twins(j):
+    """name -> (crash, clean): a write, its read back, the line that crashes (a KeyError in the
+    crash twin) and a write after it."""
+    p = lambda ext: j("twin." + ext)  # noqa: E731
+    twins = {
+        "sqlite": ("import sqlite3\ndf.to_sql('df', sqlite3.connect(%r), index=False)\n"
+                   "back = pd.read_sql('select * from df', sqlite3.connect(%r))\nback['score'].mean()\n"
+                   "back.to_sql('df2', sqlite3.connect(%r))" % (p("db"), p("db"), p("db"))),
+        "to_excel": ("df.to_excel(%r, index=False)\nback = pd.read_excel(%r)\nback['score'].mean()\n"
+                     "back.to_excel(%r)" % (p("xlsx"), p("xlsx"), p("2.xlsx"))),
+    }
+    if has("tables"):
+        twins["to_hdf"] = ("df.to_hdf(%r, 'df')\nback = pd.read_hdf(%r, 'df')\nback['score'].mean()\n"
+                           "back.to_hdf(%r, 'b')" % (p("h5"), p("h5"), p("h5")))
+    if has("h5py"):
+        twins["h5py"] = ("import h5py; f = h5py.File(%r, 'w'); f['Age'] = df['Age'].values; f.close()\n"
+                         "back = {k: v[()] for k, v in h5py.File(%r, 'r').items()}\nback['score']\n"
+                         "h5py.File(%r, 'w')['x'] = arr" % (p("hdf5"), p("hdf5"), p("2.hdf5")))
+    if has("cv2"):
+        twins["cv2"] = ("import cv2\ncv2.imwrite(%r, np.zeros((4, 5, 3), np.uint8))\nback = {'Age': cv2.imread(%r)}\n"
+                        "back['score']\ncv2.imwrite(%r, back['Age'])" % (p("png"), p("png"), p("2.png")))
+    return {k: (c, c.replace("['score']", "['Age']")) for k, c in twins.items()}
+
+
+def scratch_trees():
+    """The fallback's scratch trees of this process's children still in the temporary dir."""
+    pre = "premortem-shadow-%d-" % os.getpid()
+    return [n for n in os.listdir(tempfile.gettempdir()) if n.startswith(pre)]
+
+
 def run(code, sandbox):
-    """A shadow run in the fallback: asked for, or because unshare is refused (EPERM)."""
+    """A shadow run in the fallback: asked for, or because unshare is refused (EPERM); "auto"
+    is the namespace sandbox where the machine allows it."""
     if sandbox == "fallback":
         return shadow(code, sandbox="fallback", timeout=30)
+    if sandbox == "auto":
+        return shadow(code, timeout=30)
     orig = M._ns_setup
 
     def refused(box, max_tmp):

@@ -46,6 +46,16 @@ func Require(t testing.TB, modules ...string) {
 	}
 }
 
+// Has reports whether Path imports every one of modules (a test's optional cases).
+func Has(modules ...string) bool {
+	for _, m := range modules {
+		if importErr(Path(), m) != nil {
+			return false
+		}
+	}
+	return true
+}
+
 func importErr(py, module string) error {
 	key := py + "\x00" + module
 	if v, ok := imports.Load(key); ok {
