@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Installs what premortem's tests and demo need on a Debian machine, idempotently:
 # the Python kernel side (Debian's ipykernel, numpy, pandas, scikit-learn, torch, ...) for
-# /usr/bin/python3, and the Go modules. Skips apt-get when everything is already there.
+# /usr/bin/python3 (scikit-image for the real-notebook suite, testdata/realnb), and the Go
+# modules. Skips apt-get when everything is already there.
 set -euo pipefail
 
 PY=/usr/bin/python3
 PKGS=(python3-ipykernel python3-jupyter-client python3-numpy python3-pandas python3-sklearn
       python3-torch python3-matplotlib python3-seaborn python3-statsmodels python3-scipy
-      python3-psutil python3-xgboost jupyter-notebook)
+      python3-psutil python3-xgboost python3-skimage jupyter-notebook)
 
-probe='import ipykernel, jupyter_client, numpy, pandas, sklearn, torch, matplotlib, seaborn, statsmodels, scipy, xgboost, notebook'
+probe='import ipykernel, jupyter_client, numpy, pandas, sklearn, torch, matplotlib, seaborn, statsmodels, scipy, xgboost, skimage, notebook'
 if [ -x "$PY" ] && "$PY" -c "$probe" >/dev/null 2>&1; then
   echo "install-deps: Python packages present for $PY"
 else
