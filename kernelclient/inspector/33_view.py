@@ -87,6 +87,19 @@ class _View(object):
         return hit is not None and stat.S_ISDIR(hit[1].st_mode)
 
     def _enoent(self, f):
+        """The error the disk gives for a path the view does not hold: ENOTDIR when the
+        nearest ancestor the view shows is not a directory (a path through a file), else
+        ENOENT."""
+        import stat
+
+        d = os.path.dirname(f)
+        while d != os.path.dirname(d):
+            hit = self.lookup(d)
+            if hit is not None:
+                if not stat.S_ISDIR(hit[1].st_mode):
+                    return NotADirectoryError(_errno.ENOTDIR, "Not a directory", f)
+                break
+            d = os.path.dirname(d)
         return FileNotFoundError(_errno.ENOENT, "No such file or directory", f)
 
     def upper_dirs(self, f):

@@ -298,6 +298,15 @@ class FallbackViewTest(unittest.TestCase):
                               "assert os.stat(%r).st_mode & 0o777 == 0o600" % ((j("keep.txt"),) * 4),
             "missing_dir_raises": "try:\n    open(%r, 'w')\nexcept FileNotFoundError:\n    pass\nelse:\n    raise AssertionError"
                                   % j("nodir", "x.txt"),
+            # A path through a file, as the disk answers it: ENOTDIR, not ENOENT, whether the
+            # file is the cell's own or a real one, for reads, writes and listings.
+            "file_as_dir_raises": "import os\nopen(%r, 'w').write('f')\n"
+                                  "for p, mode in ((%r, 'r'), (%r, 'w'), (%r, 'r'), (%r, 'w')):\n"
+                                  "    try:\n        open(p, mode)\n    except NotADirectoryError:\n        pass\n"
+                                  "    else:\n        raise AssertionError(p)\n"
+                                  "try:\n    os.listdir(%r)\nexcept NotADirectoryError:\n    pass\nelse:\n    raise AssertionError"
+                                  % (j("own"), j("own", "x.txt"), j("own", "x.txt"), j("keep.txt", "x"), j("keep.txt", "y", "z"),
+                                     j("own")),
             "csv": "df.to_csv(%r, index=False)\nback = pd.read_csv(%r)\nassert list(back.columns) == list(df.columns)"
                    % (j("df.csv"), j("df.csv")),
             "json_pickle": "import json, pickle\njson.dump({'a': 1}, open(%r, 'w'))\npickle.dump([1], open(%r, 'wb'))\n"
