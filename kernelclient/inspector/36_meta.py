@@ -179,8 +179,14 @@ def _meta_define(torch):
 
         @staticmethod
         def __new__(cls, m, dev, requires_grad=False, ph=False):
+            # torch's C++ device checks above the dispatcher (an RNN's "Input and hidden
+            # tensors are not at the same device") see the wrapper's own device: a stand-in
+            # for a CPU tensor is a CPU wrapper, so it meets the CPU tensors the cell makes
+            # (nn.GRU's zero hidden state, device=x.device) as the real one would. Others
+            # stay "meta" wrappers: C++ code given a CUDA tensor could call into CUDA.
             r = torch.Tensor._make_wrapper_subclass(cls, m.size(), strides=m.stride(), storage_offset=m.storage_offset(),
-                                                    dtype=m.dtype, layout=m.layout, device="meta",
+                                                    dtype=m.dtype, layout=m.layout,
+                                                    device="cpu" if dev.type == "cpu" else "meta",
                                                     requires_grad=requires_grad)
             r._pm_m, r._pm_dev, r._pm_ph = m, dev, ph
             return r
@@ -298,12 +304,14 @@ def _meta_define(torch):
     def _meta_dispatch(func, args, kwargs):
         devs = []
         ph = [False]
+        mine = {}  # id(meta tensor) -> the wrapper holding it: what an in-place or out= op returns
 
         def un(x):
             if isinstance(x, _MetaT):
                 if x._pm_dev not in devs:
                     devs.append(x._pm_dev)
                 ph[0] = ph[0] or x._pm_ph
+                mine[id(x._pm_m)] = x
                 return x._pm_m
             if isinstance(x, torch.Tensor):
                 if x.device.type == "meta":
@@ -329,6 +337,7 @@ def _meta_define(torch):
                 k["device"] = torch.device("meta")
         name = str(getattr(func, "__name__", func))
         _meta_dtype_checks(name, a)
+        _meta_index_checks(name, args)
         try:
             if name.startswith("convolution_backward"):
                 out = _meta_conv_backward(a)  # torch 1.13 has no meta kernel for it
@@ -355,6 +364,9 @@ def _meta_define(torch):
 
         def wr(x):
             if isinstance(x, torch.Tensor) and not isinstance(x, _MetaT):
+                w = mine.get(id(x))
+                if w is not None:
+                    return _meta_sync(w, x)
                 return _MetaT(x, dev, False, ph[0])
             return x
 
@@ -363,6 +375,17 @@ def _meta_define(torch):
         if type(out) in (list, tuple):
             return type(out)(wr(x) for x in out)
         return tree_map(wr, out)
+
+    def _meta_sync(w, m):
+        """w, an argument an in-place or out= op changed (its meta tensor m): torch's C++
+        code goes on with w itself (nn.GRU's output.transpose_(0, 1) with batch_first), so
+        w's own sizes and strides must follow m's, or the next view sees the old ones."""
+        if w.size() != m.size() or w.stride() != m.stride() or w.storage_offset() != m.storage_offset():
+            from torch.utils._mode_utils import no_dispatch
+
+            with no_dispatch():
+                torch.Tensor.as_strided_(w, m.size(), m.stride(), m.storage_offset())
+        return w
 
     def _meta_conv_backward(a):
         """(grad_input, grad_weight, grad_bias) shaped like input, weight and bias_sizes."""
@@ -390,6 +413,25 @@ def _meta_define(torch):
             raise RuntimeError("expected scalar type Long but found %s" % _torch_dtype_name(ts[1].dtype))
         if op == "binary_cross_entropy" and len(ts) >= 2 and ts[0].dtype != ts[1].dtype:
             raise RuntimeError("Found dtype %s but expected %s" % (_torch_dtype_name(ts[1].dtype), _torch_dtype_name(ts[0].dtype)))
+
+    def _meta_index_checks(name, args):
+        """An index range a meta kernel never checks: where the indices are real (made by the
+        cell from a vocabulary, say), their values are known and the real IndexError is due.
+        Indices on meta tensors are not checked (their values are what the run lacks)."""
+        op = name.split(".")[0]
+        if op == "embedding" and len(args) >= 2:
+            src, idx, dim = args[0], args[1], 0
+        elif op == "index_select" and len(args) >= 3 and isinstance(args[1], int):
+            src, idx, dim = args[0], args[2], args[1]
+        else:
+            return
+        if not isinstance(src, torch.Tensor) or not isinstance(idx, torch.Tensor) or isinstance(idx, _MetaT):
+            return
+        if idx.device.type != "cpu" or idx.numel() == 0 or idx.dtype.is_floating_point or idx.dtype == torch.bool:
+            return
+        n = src.size(dim)
+        if int(idx.max()) >= n or int(idx.min()) < 0:
+            raise IndexError("index out of range in self")
 
     def _meta_real_error(func, args, kwargs, e):
         """A meta kernel's message can differ from the real one (conv: "Invalid channel
