@@ -774,6 +774,16 @@ def _meta_crash(e):
     if "cls" not in st or "mode" not in st:
         return
     st["done"] = True
+    try:
+        msg = str(e)
+    except BaseException:
+        msg = ""
+    if "meta" in msg and "meta" not in (st.get("code") or ""):
+        # torch's own code met a stand-in where it needs the real tensor ("Can not infer
+        # total number of classes from meta tensor", an RNN's "... at meta and ... at cpu"):
+        # the run says nothing of the real one, so the outcome is unknown, never this error
+        st["artifact"] = msg.splitlines()[0][:300] if msg else type(e).__name__
+        return
     dep = st.get("value_exc") == id(e)
     if not dep and st.get("placeholders"):
         try:
@@ -812,6 +822,11 @@ def _meta_report(res):
     if st.get("placeholders"):
         m["placeholders"] = st["placeholders"]
         m["placeholder_uses"] = st.get("kinds", [])
+    if res.get("status") == "error" and st.get("artifact"):
+        what = "torch needed the real tensor behind a shape-only one (%s)" % st["artifact"]
+        m["stopped"] = what
+        res = {"status": "refused", "refused": "meta run: " + what,
+               "reason": "the meta shadow run stopped: %s; outcome unknown" % what}
     if res.get("status") == "error" and st.get("value_dependent"):
         m["value_dependent"] = True
         m["reason"] = _META_VALUE_REASON

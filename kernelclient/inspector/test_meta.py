@@ -188,6 +188,40 @@ class MetaTest(unittest.TestCase):
         self.assertIn("torch.cuda.memory_allocated", r["reason"])
         self.assertEqual(r["meta"]["cuda_calls"], 1, r)
 
+    def test_rnn_zero_hidden_state_and_batch_first_output(self):
+        # nn.GRU makes its zero hidden state with device=x.device (a CPU tensor) and, with
+        # batch_first, turns its output in place (transpose_): both must meet the stand-ins
+        # as the real tensors do
+        code = ("rnn = nn.GRU(8, 16, batch_first=True)\nhead = nn.Linear(16, 3)\n"
+                "out, h = rnn(X.reshape(8, 8, 8))\nassert out.shape == (8, 8, 16), out.shape\n"
+                "logits = head(out).reshape(-1, 3)\nloss = nn.functional.cross_entropy(logits, y)\nloss.backward()\n")
+        self.clean(code)
+
+    def test_backward_through_the_graph_a_second_time(self):
+        # a hidden state carried across batches: the second backward reaches the first graph,
+        # whose saved tensors are freed (meta tensors keep autograd graphs as real ones do)
+        code = ("rnn = nn.GRU(8, 16, batch_first=True)\nh = None\nfor step in range(3):\n"
+                "    out, h = rnn(X[step * 8:(step + 1) * 8].reshape(2, 4, 8), h)\n{}"
+                "    loss = out.sum()\n    loss.backward()\n")
+        self.crash(code.format(""), "RuntimeError", 6, "Trying to backward through the graph a second time")
+        self.clean(code.format("    h = h.detach()\n"))
+
+    def test_indices_the_cell_made_are_range_checked(self):
+        code = ("vocab = {'a': 0, 'b': 1, 'c': 2}\nunk = len(vocab)\nemb = nn.Embedding(N, 4)\n"
+                "ids = torch.tensor([[vocab.get(w, unk) for w in 'a b zz'.split()]])\nz = emb(ids)\n")
+        self.crash(code.replace("N", "len(vocab)"), "IndexError", 5, "index out of range in self")
+        self.clean(code.replace("N", "len(vocab) + 1"))
+
+    def test_value_dependent_ops_stop_the_run_unknown(self):
+        for code in ("p = torch.multinomial(torch.softmax(model(X), 1), 1)\n",
+                     "oh = nn.functional.one_hot(y)\n",
+                     "oh = nn.functional.one_hot(y.to(device))\n"):
+            with self.subTest(code=code):
+                r = run(code)
+                self.assertEqual(r["status"], "refused", r)
+                self.assertIn("meta shadow run stopped", r["reason"])
+                self.assertEqual(r["meta"]["cuda_calls"], 0)
+
     def test_real_mode_runs_real_tensors(self):
         r = run("v = X.sum().item()\nassert v == v", tensors="real")
         self.assertEqual(r["status"], "ok", r)
