@@ -629,6 +629,7 @@ class _MetaWalk(object):
         self.truncated = False
         import types as _types
 
+        self.FunctionType, self.MethodType = _types.FunctionType, _types.MethodType
         self.skip = (type, _types.ModuleType, _types.FunctionType, _types.BuiltinFunctionType, _types.MethodType,
                      str, bytes, int, float, complex, bool, type(None), range)
 
@@ -661,11 +662,56 @@ class _MetaWalk(object):
             self.devices.append(str(dev))
         return new
 
+    def code_object(self, v, depth):
+        """The tensors a user's function or class holds: a closure's cells, default
+        arguments, class attributes (a model held by a training function's closure or a
+        class-level constant). Library code is left alone: its tensors are not the cell's."""
+        if id(v) in self.seen or len(self.seen) > _META_MAX_OBJECTS or time.monotonic() > self.deadline:
+            return
+        if isinstance(v, self.MethodType):
+            self.value(v.__self__, depth + 1)
+            v = v.__func__
+        if getattr(v, "__module__", None) != "__main__":
+            return
+        self.seen.add(id(v))
+        self.keep.append(v)
+        try:
+            if isinstance(v, type):
+                for key, x in list(vars(v).items()):
+                    if key.startswith("__") and key.endswith("__"):
+                        continue
+                    nx = self.value(x, depth + 1)
+                    if nx is not x:
+                        setattr(v, key, nx)
+                return
+            for cell in v.__closure__ or ():
+                try:
+                    x = cell.cell_contents
+                except ValueError:  # not yet bound
+                    continue
+                nx = self.value(x, depth + 1)
+                if nx is not x:
+                    cell.cell_contents = nx
+            if v.__defaults__:
+                new = tuple(self.value(x, depth + 1) for x in v.__defaults__)
+                if any(a is not b for a, b in zip(new, v.__defaults__)):
+                    v.__defaults__ = new
+            if v.__kwdefaults__:
+                for key, x in list(v.__kwdefaults__.items()):
+                    nx = self.value(x, depth + 1)
+                    if nx is not x:
+                        v.__kwdefaults__[key] = nx
+        except BaseException:
+            pass
+
     def value(self, v, depth=0):
         """v, or what replaces it (a new tuple); containers are changed in place."""
         torch = self.torch
         if isinstance(v, torch.Tensor):
             return self.tensor(v)
+        if depth <= _META_MAX_DEPTH and isinstance(v, (type, self.FunctionType, self.MethodType)):
+            self.code_object(v, depth)
+            return v
         if isinstance(v, self.skip) or depth > _META_MAX_DEPTH:
             return v
         if id(v) in self.seen:

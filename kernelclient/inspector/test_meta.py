@@ -55,6 +55,13 @@ class Pairs(Dataset):
 pairs = Pairs(X, y)
 held = {"w": torch.zeros(3, 4), "list": [torch.ones(2)], "tup": (torch.ones(5),)}
 arr = np.arange(6.0)
+def make_step(net, w):
+    def step(xb, scale=torch.ones(1)):
+        return net(xb) * scale + w
+    return step
+step = make_step(nn.Linear(8, 3), torch.zeros(3))
+class Consts:
+    mean = torch.zeros(8)
 '''
 
 
@@ -151,6 +158,16 @@ class MetaTest(unittest.TestCase):
                 "assert model[0].weight.requires_grad and model[0].weight.grad is not None\n"
                 "assert type(arr).__name__ == 'ndarray' and arr[5] == 5.0\n")
         self.clean(code)
+
+    def test_closures_defaults_and_class_attributes_are_converted(self):
+        code = ("cells = [c.cell_contents for c in step.__closure__]\n"
+                "assert type(cells[0].weight).__name__ == '_MetaT', [type(c) for c in cells]\n"
+                "assert any(type(c).__name__ == '_MetaT' for c in cells)\n"
+                "assert type(step.__defaults__[0]).__name__ == '_MetaT'\n"
+                "assert type(Consts.mean).__name__ == '_MetaT'\n"
+                "z = step(X - Consts.mean)\nassert z.shape == (64, 3)\n")
+        self.clean(code)
+        self.crash("z = step(X[:, :5])", "RuntimeError", 1, "mat1 and mat2 shapes cannot be multiplied")
 
     def test_placeholders(self):
         code = ("v = X.sum().item()\nb = bool(X[0, 0] > 0)\nl = X[:2, :2].tolist()\nn = X.numpy()\n"
