@@ -74,6 +74,10 @@ def _meta_mark(kind):
     st["placeholders"] = st.get("placeholders", 0) + 1
     kinds = st.setdefault("kinds", [])
     line = _meta_cell_line()
+    if kind in ("bool()", "comparison", "bool() of a tensor") and line:
+        bl = st.setdefault("branch_lines", set())  # lines where a made-up value took a branch
+        if len(bl) < 1000:
+            bl.add(line)
     entry = "%s at line %d" % (kind, line) if line else kind
     if entry not in kinds and len(kinds) < 8:
         kinds.append(entry)
@@ -846,7 +850,47 @@ def _meta_crash(e):
                         break
         except BaseException:
             pass
+    if not dep and st.get("branch_lines"):
+        try:
+            frame, lineno = _cell_frame(e.__traceback__)
+            if frame is not None:
+                dep = _meta_branch_dep(st.get("code") or "", _map(st.get("lmap"), lineno), st["branch_lines"])
+        except BaseException:
+            pass
     st["value_dependent"] = dep
+
+
+def _meta_branch_dep(code, ln, branch_lines):
+    """Whether crash line ln hangs on a branch a made-up value took: it lies in the body of
+    an if/while whose test read a placeholder (a comparison gives False, so the real run may
+    take the other way), or it reads a name such a body assigns (a best checkpoint saved
+    under `if acc > best_acc:` never is on meta tensors)."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except BaseException:
+        return False
+    lines = _src_lines(code)
+    text = lines[ln - 1] if 1 <= ln <= len(lines) else ""
+    reads = set(_cf_names(text))
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.If, ast.While)):
+            continue
+        test = node.test
+        if not any(l in branch_lines for l in range(test.lineno, (test.end_lineno or test.lineno) + 1)):
+            continue
+        if node.body[0].lineno <= ln <= (node.end_lineno or node.lineno):
+            return True
+        for sub in node.body + node.orelse:
+            for n in ast.walk(sub):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in reads:
+                    return True
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name in reads:
+                    return True
+                if isinstance(n, ast.alias) and (n.asname or n.name.split(".")[0]) in reads:
+                    return True
+    return False
 
 
 def _meta_report(res):

@@ -193,6 +193,19 @@ class MetaTest(unittest.TestCase):
         r = self.crash("v = X.sum().item()\nout = model(X[:, :3])", "RuntimeError", 2)
         self.assertGreater(r["meta"]["placeholders"], 0)
 
+    def test_crash_hanging_on_a_branch_a_placeholder_took_is_value_dependent(self):
+        # the comparison on a made-up accuracy is False, so best_state is never saved; for
+        # real the branch is taken: the NameError is the meta run's, not the cell's
+        code = ("best = 0.0\nfor epoch in range(3):\n    acc = (model(X).argmax(1) == y).float().mean().item()\n"
+                "    if acc > best:\n        best = acc\n        best_state = model.state_dict()\n{}\n")
+        r = run(code.format("model.load_state_dict(best_state)"))
+        self.assertEqual(r["status"], "error", r)
+        self.assertEqual(r["exception"], "NameError", r)
+        self.assertTrue(r["meta"].get("value_dependent"), r)
+        # a name no branch assigns stays a crash; so does a shape error outside the branch
+        self.crash(code.format("model.load_state_dict(best_state_dict)"), "NameError", 7)
+        self.crash(code.format("out = model(X[:, :3])"), "RuntimeError", 7, "mat1 and mat2 shapes")
+
     def test_data_dependent_indexing_stops_the_run_unknown(self):
         r = run("sel = X[X[:, 0] > 0]\nz = sel.shape[0]")
         self.assertEqual(r["status"], "refused", r)
