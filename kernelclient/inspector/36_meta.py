@@ -340,6 +340,17 @@ def _meta_define(torch):
                 dev = kd if kd.type != "cuda" or kd.index is not None else torch.device("cuda", 0)
                 k["device"] = torch.device("meta")
         name = str(getattr(func, "__name__", func))
+        if name in ("gru.data", "lstm.data", "rnn_tanh.data", "rnn_relu.data") and len(args) >= 2 and (
+                isinstance(args[1], torch.Tensor) and not isinstance(args[1], _MetaT)):
+            a[1] = args[1]  # a packed sequence's batch sizes: real, read by the kernel
+        if name.split(".")[0] == "_pack_padded_sequence" and len(args) >= 2:
+            # its kernel reads the lengths' values, even from a meta tensor (which has none:
+            # it found "an element in 'lengths' that is <= 0"): real lengths stay real
+            lengths = args[1]
+            if isinstance(lengths, _MetaT) or not isinstance(lengths, torch.Tensor) or lengths.device.type != "cpu":
+                _meta_mark("aten::_pack_padded_sequence")
+                _meta_stop("aten::_pack_padded_sequence needs the lengths' values (%s)" % _META_VALUE_REASON)
+            a[1] = lengths
         _meta_dtype_checks(name, a)
         _meta_index_checks(name, args)
         try:
@@ -371,6 +382,8 @@ def _meta_define(torch):
                 w = mine.get(id(x))
                 if w is not None:
                     return _meta_sync(w, x)
+                if x.device.type != "meta":  # made from real values (a packed sequence's batch sizes)
+                    return x
                 return _MetaT(x, dev, False, ph[0])
             return x
 

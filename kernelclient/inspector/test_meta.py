@@ -252,6 +252,18 @@ class MetaTest(unittest.TestCase):
                 self.assertIn("meta shadow run stopped", r["reason"])
                 self.assertEqual(r["meta"]["cuda_calls"], 0)
 
+    def test_packed_sequences(self):
+        # the packing kernel reads the lengths' values: real lengths are used, a stand-in's
+        # stop the run unknown (before, a meta tensor's missing values read "<= 0": a false crash)
+        code = ("from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence\n"
+                "gru = nn.GRU(8, 4, batch_first=True)\nseqs = X[:24].reshape(3, 8, 8)\n"
+                "p = pack_padded_sequence(seqs, LENGTHS, batch_first=True, enforce_sorted=False)\n"
+                "out, h = gru(p)\no, n = pad_packed_sequence(out, batch_first=True)\nassert o.shape == (3, 8, 4), o.shape\n")
+        self.clean(code.replace("LENGTHS", "[8, 5, 2]"))
+        r = run(code.replace("LENGTHS", "y[:3] + 1"))
+        self.assertEqual(r["status"], "refused", r)
+        self.assertIn("needs the lengths' values", r["reason"])
+
     def test_real_mode_runs_real_tensors(self):
         r = run("v = X.sum().item()\nassert v == v", tensors="real")
         self.assertEqual(r["status"], "ok", r)
