@@ -260,6 +260,15 @@ def _meta_define(torch):
             _meta_mark("a tensor used as an index")
             return 1
 
+        def __format__(self, spec):
+            # torch formats a 0-dim tensor as its .item() only when type(self) is Tensor:
+            # f"{acc:.3f}" must give the placeholder, not object's TypeError
+            if self.dim() == 0:
+                return self.item().__format__(spec)
+            if spec:
+                raise TypeError("unsupported format string passed to Tensor.__format__")
+            return self.__repr__()
+
         def tolist(self):
             _meta_mark(".tolist()")
             if self.numel() > 1000000:

@@ -177,6 +177,11 @@ class MetaTest(unittest.TestCase):
         for k in (".item() at line 1", "bool() of a tensor at line 2", ".tolist() at line 3", ".numpy() at line 4"):
             self.assertIn(k, kinds)
 
+    def test_format_of_a_tensor(self):
+        r = self.clean("acc = (model(X).argmax(1) == y).float().mean()\nprint(f'acc {acc:.3f}')\n")
+        self.assertIn(".item() at line 2", " ".join(r["meta"]["placeholder_uses"]))
+        self.crash("s = f'{X:.3f}'", "TypeError", 1, "unsupported format string passed to Tensor.__format__")
+
     def test_item_of_many_values_is_the_real_error(self):
         self.crash("v = X.item()", "RuntimeError" if False else "ValueError", 1, "only one element tensors")
 
