@@ -294,6 +294,27 @@ def _meta_define(torch):
             a = self.numpy()
             return a.astype(dtype) if dtype is not None else a
 
+        def __deepcopy__(self, memo):
+            # torch's own asks for data_ptr() (best = copy.deepcopy(model.state_dict()) stopped
+            # the run); a copy of a stand-in is a stand-in, made as torch makes one
+            r = memo.get(id(self))
+            if r is not None:
+                return r
+            if not self.is_leaf:
+                raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                                   "protocol at the moment")
+            with torch.no_grad():
+                new = self.clone()
+            new._pm_ph = self._pm_ph
+            if self.requires_grad:
+                new.requires_grad_(True)
+            if getattr(self, "_is_param", False):
+                new._is_param = True
+            memo[id(self)] = new
+            if self.grad is not None:
+                new.grad = self.grad.__deepcopy__(memo) if isinstance(self.grad, _MetaT) else self.grad.clone()
+            return new
+
         def data_ptr(self):
             _meta_stop("the data pointer of a meta tensor")
 

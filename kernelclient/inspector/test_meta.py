@@ -177,6 +177,17 @@ class MetaTest(unittest.TestCase):
         for k in (".item() at line 1", "bool() of a tensor at line 2", ".tolist() at line 3", ".numpy() at line 4"):
             self.assertIn(k, kinds)
 
+    def test_deepcopy_of_stand_ins(self):
+        # torch's deepcopy asks for the data pointer, which stopped the run (a best-model copy
+        # is in most training loops); the copies are stand-ins, parameters stay parameters
+        code = ("import copy\nbest = copy.deepcopy(model.state_dict())\nm2 = copy.deepcopy(model)\n"
+                "assert isinstance(m2[0].weight, nn.Parameter) and m2[0].weight is not model[0].weight\n"
+                "out = m2(X)\nmodel.load_state_dict(best)\n")
+        self.clean(code)
+        self.crash(code + "out2 = model(X[:, :5])\n", "RuntimeError", 7, "mat1 and mat2 shapes cannot be multiplied")
+        self.crash("import copy\nz = copy.deepcopy(model(X))", "RuntimeError", 2,
+                   "Only Tensors created explicitly by the user (graph leaves)")
+
     def test_format_of_a_tensor(self):
         r = self.clean("acc = (model(X).argmax(1) == y).float().mean()\nprint(f'acc {acc:.3f}')\n")
         self.assertIn(".item() at line 2", " ".join(r["meta"]["placeholder_uses"]))
