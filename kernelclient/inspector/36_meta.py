@@ -14,7 +14,8 @@
 #
 # The parent picks the mode before forking (_meta_pick, from 50_shadow.py); the child calls
 # _meta_begin before the cell, _meta_crash on its exception and _meta_report at the end
-# (45_child.py). Nothing here runs in the user's kernel but _meta_pick, which only reads.
+# (45_child.py; those three are in 37_metarun.py). Nothing here runs in the user's kernel
+# but _meta_pick, which only reads.
 
 _META_MAX_OBJECTS = 200000
 _META_MAX_DEPTH = 8
@@ -26,7 +27,7 @@ _META_VALUE_REASON = "depends on tensor values the GPU holds"
 _meta_mode = [None]  # set in the parent before fork: None (real tensors), "cuda" or "all"
 _meta_why = [""]
 _meta_cuda_count = [0]  # torch.cuda.device_count() of a kernel that initialised CUDA
-_meta_st = {}  # the child's meta state (see _meta_begin)
+_meta_st = {}  # the child's meta state (see _meta_begin, 37_metarun.py)
 
 
 def _meta_pick(tensors):
@@ -74,6 +75,10 @@ def _meta_mark(kind):
     st["placeholders"] = st.get("placeholders", 0) + 1
     kinds = st.setdefault("kinds", [])
     line = _meta_cell_line()
+    if kind in ("bool()", "comparison", "bool() of a tensor") and line:
+        bl = st.setdefault("branch_lines", set())  # lines where a made-up value took a branch
+        if len(bl) < 1000:
+            bl.add(line)
     entry = "%s at line %d" % (kind, line) if line else kind
     if entry not in kinds and len(kinds) < 8:
         kinds.append(entry)
@@ -179,8 +184,14 @@ def _meta_define(torch):
 
         @staticmethod
         def __new__(cls, m, dev, requires_grad=False, ph=False):
+            # torch's C++ device checks above the dispatcher (an RNN's "Input and hidden
+            # tensors are not at the same device") see the wrapper's own device: a stand-in
+            # for a CPU tensor is a CPU wrapper, so it meets the CPU tensors the cell makes
+            # (nn.GRU's zero hidden state, device=x.device) as the real one would. Others
+            # stay "meta" wrappers: C++ code given a CUDA tensor could call into CUDA.
             r = torch.Tensor._make_wrapper_subclass(cls, m.size(), strides=m.stride(), storage_offset=m.storage_offset(),
-                                                    dtype=m.dtype, layout=m.layout, device="meta",
+                                                    dtype=m.dtype, layout=m.layout,
+                                                    device="cpu" if dev.type == "cpu" else "meta",
                                                     requires_grad=requires_grad)
             r._pm_m, r._pm_dev, r._pm_ph = m, dev, ph
             return r
@@ -249,6 +260,15 @@ def _meta_define(torch):
             _meta_mark("a tensor used as an index")
             return 1
 
+        def __format__(self, spec):
+            # torch formats a 0-dim tensor as its .item() only when type(self) is Tensor:
+            # f"{acc:.3f}" must give the placeholder, not object's TypeError
+            if self.dim() == 0:
+                return self.item().__format__(spec)
+            if spec:
+                raise TypeError("unsupported format string passed to Tensor.__format__")
+            return self.__repr__()
+
         def tolist(self):
             _meta_mark(".tolist()")
             if self.numel() > 1000000:
@@ -274,6 +294,27 @@ def _meta_define(torch):
             a = self.numpy()
             return a.astype(dtype) if dtype is not None else a
 
+        def __deepcopy__(self, memo):
+            # torch's own asks for data_ptr() (best = copy.deepcopy(model.state_dict()) stopped
+            # the run); a copy of a stand-in is a stand-in, made as torch makes one
+            r = memo.get(id(self))
+            if r is not None:
+                return r
+            if not self.is_leaf:
+                raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                                   "protocol at the moment")
+            with torch.no_grad():
+                new = self.clone()
+            new._pm_ph = self._pm_ph
+            if self.requires_grad:
+                new.requires_grad_(True)
+            if getattr(self, "_is_param", False):
+                new._is_param = True
+            memo[id(self)] = new
+            if self.grad is not None:
+                new.grad = self.grad.__deepcopy__(memo) if isinstance(self.grad, _MetaT) else self.grad.clone()
+            return new
+
         def data_ptr(self):
             _meta_stop("the data pointer of a meta tensor")
 
@@ -298,12 +339,14 @@ def _meta_define(torch):
     def _meta_dispatch(func, args, kwargs):
         devs = []
         ph = [False]
+        mine = {}  # id(meta tensor) -> the wrapper holding it: what an in-place or out= op returns
 
         def un(x):
             if isinstance(x, _MetaT):
                 if x._pm_dev not in devs:
                     devs.append(x._pm_dev)
                 ph[0] = ph[0] or x._pm_ph
+                mine[id(x._pm_m)] = x
                 return x._pm_m
             if isinstance(x, torch.Tensor):
                 if x.device.type == "meta":
@@ -328,7 +371,19 @@ def _meta_define(torch):
                 dev = kd if kd.type != "cuda" or kd.index is not None else torch.device("cuda", 0)
                 k["device"] = torch.device("meta")
         name = str(getattr(func, "__name__", func))
+        if name in ("gru.data", "lstm.data", "rnn_tanh.data", "rnn_relu.data") and len(args) >= 2 and (
+                isinstance(args[1], torch.Tensor) and not isinstance(args[1], _MetaT)):
+            a[1] = args[1]  # a packed sequence's batch sizes: real, read by the kernel
+        if name.split(".")[0] == "_pack_padded_sequence" and len(args) >= 2:
+            # its kernel reads the lengths' values, even from a meta tensor (which has none:
+            # it found "an element in 'lengths' that is <= 0"): real lengths stay real
+            lengths = args[1]
+            if isinstance(lengths, _MetaT) or not isinstance(lengths, torch.Tensor) or lengths.device.type != "cpu":
+                _meta_mark("aten::_pack_padded_sequence")
+                _meta_stop("aten::_pack_padded_sequence needs the lengths' values (%s)" % _META_VALUE_REASON)
+            a[1] = lengths
         _meta_dtype_checks(name, a)
+        _meta_index_checks(name, args)
         try:
             if name.startswith("convolution_backward"):
                 out = _meta_conv_backward(a)  # torch 1.13 has no meta kernel for it
@@ -355,6 +410,11 @@ def _meta_define(torch):
 
         def wr(x):
             if isinstance(x, torch.Tensor) and not isinstance(x, _MetaT):
+                w = mine.get(id(x))
+                if w is not None:
+                    return _meta_sync(w, x)
+                if x.device.type != "meta":  # made from real values (a packed sequence's batch sizes)
+                    return x
                 return _MetaT(x, dev, False, ph[0])
             return x
 
@@ -363,6 +423,17 @@ def _meta_define(torch):
         if type(out) in (list, tuple):
             return type(out)(wr(x) for x in out)
         return tree_map(wr, out)
+
+    def _meta_sync(w, m):
+        """w, an argument an in-place or out= op changed (its meta tensor m): torch's C++
+        code goes on with w itself (nn.GRU's output.transpose_(0, 1) with batch_first), so
+        w's own sizes and strides must follow m's, or the next view sees the old ones."""
+        if w.size() != m.size() or w.stride() != m.stride() or w.storage_offset() != m.storage_offset():
+            from torch.utils._mode_utils import no_dispatch
+
+            with no_dispatch():
+                torch.Tensor.as_strided_(w, m.size(), m.stride(), m.storage_offset())
+        return w
 
     def _meta_conv_backward(a):
         """(grad_input, grad_weight, grad_bias) shaped like input, weight and bias_sizes."""
@@ -390,6 +461,25 @@ def _meta_define(torch):
             raise RuntimeError("expected scalar type Long but found %s" % _torch_dtype_name(ts[1].dtype))
         if op == "binary_cross_entropy" and len(ts) >= 2 and ts[0].dtype != ts[1].dtype:
             raise RuntimeError("Found dtype %s but expected %s" % (_torch_dtype_name(ts[1].dtype), _torch_dtype_name(ts[0].dtype)))
+
+    def _meta_index_checks(name, args):
+        """An index range a meta kernel never checks: where the indices are real (made by the
+        cell from a vocabulary, say), their values are known and the real IndexError is due.
+        Indices on meta tensors are not checked (their values are what the run lacks)."""
+        op = name.split(".")[0]
+        if op == "embedding" and len(args) >= 2:
+            src, idx, dim = args[0], args[1], 0
+        elif op == "index_select" and len(args) >= 3 and isinstance(args[1], int):
+            src, idx, dim = args[0], args[2], args[1]
+        else:
+            return
+        if not isinstance(src, torch.Tensor) or not isinstance(idx, torch.Tensor) or isinstance(idx, _MetaT):
+            return
+        if idx.device.type != "cpu" or idx.numel() == 0 or idx.dtype.is_floating_point or idx.dtype == torch.bool:
+            return
+        n = src.size(dim)
+        if int(idx.max()) >= n or int(idx.min()) < 0:
+            raise IndexError("index out of range in self")
 
     def _meta_real_error(func, args, kwargs, e):
         """A meta kernel's message can differ from the real one (conv: "Invalid channel
@@ -569,211 +659,3 @@ def _meta_patch_devices(torch, fake):
 
         setattr(torch, name, factory)
     del _orig_apply
-
-
-class _MetaWalk(object):
-    """Replaces the unreadable tensors reachable from the namespace, in place where the
-    container allows it; the same tensor always becomes the same wrapper (optimizer state
-    and param_groups keep pointing at the module's parameters)."""
-
-    def __init__(self, torch, cls, every):
-        self.torch, self.cls, self.every = torch, cls, every
-        self.memo = {}  # id(tensor) -> replacement
-        self.seen = set()
-        self.keep = []  # keeps walked objects alive so ids stay unique
-        self.count = 0
-        self.devices = []
-        self.deadline = time.monotonic() + _META_BUDGET_S
-        self.truncated = False
-        import types as _types
-
-        self.skip = (type, _types.ModuleType, _types.FunctionType, _types.BuiltinFunctionType, _types.MethodType,
-                     str, bytes, int, float, complex, bool, type(None), range)
-
-    def unreadable(self, t):
-        if self.every:
-            return t.device.type != "meta"
-        return t.device.type not in ("cpu", "meta")
-
-    def tensor(self, t):
-        torch = self.torch
-        r = self.memo.get(id(t))
-        if r is not None:
-            return r
-        if isinstance(t, self.cls) or not self.unreadable(t) or t.layout != torch.strided or t.is_quantized:
-            return t
-        m = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device="meta")
-        dev = t.device
-        new = self.cls(m, dev, t.requires_grad)
-        if isinstance(t, torch.nn.Parameter):
-            new = torch.nn.Parameter(new, t.requires_grad)
-        if t.is_leaf and t.grad is not None and isinstance(t.grad, torch.Tensor):
-            try:
-                new.grad = self.tensor(t.grad)
-            except BaseException:
-                pass
-        self.memo[id(t)] = new
-        self.keep.append(t)
-        self.count += 1
-        if str(dev) not in self.devices:
-            self.devices.append(str(dev))
-        return new
-
-    def value(self, v, depth=0):
-        """v, or what replaces it (a new tuple); containers are changed in place."""
-        torch = self.torch
-        if isinstance(v, torch.Tensor):
-            return self.tensor(v)
-        if isinstance(v, self.skip) or depth > _META_MAX_DEPTH:
-            return v
-        if id(v) in self.seen:
-            return self.memo.get(id(v), v)
-        if len(self.seen) > _META_MAX_OBJECTS or time.monotonic() > self.deadline:
-            self.truncated = True
-            return v
-        self.seen.add(id(v))
-        self.keep.append(v)
-        np = _np()
-        if np is not None and isinstance(v, np.ndarray):
-            return v
-        mod = type(v).__module__ or ""
-        if mod.startswith(("pandas", "numpy", "sklearn", "scipy", "matplotlib", "IPython", "ipykernel")):
-            return v
-        try:
-            if isinstance(v, list):
-                for i, x in enumerate(v):
-                    nx = self.value(x, depth + 1)
-                    if nx is not x:
-                        v[i] = nx
-                return v
-            if isinstance(v, tuple):
-                items = [self.value(x, depth + 1) for x in v]
-                if all(a is b for a, b in zip(items, v)):
-                    return v
-                new = type(v)(*items) if hasattr(v, "_fields") else type(v)(items)
-                self.memo[id(v)] = new
-                return new
-            if isinstance(v, dict):
-                items = list(v.items())
-                changed = False
-                out = []
-                for key, x in items:
-                    nk = self.value(key, depth + 1) if isinstance(key, torch.Tensor) else key
-                    nx = self.value(x, depth + 1)
-                    changed = changed or nk is not key or nx is not x
-                    out.append((nk, nx))
-                if changed:
-                    v.clear()
-                    for key, x in out:
-                        v[key] = x
-                return v
-            d = getattr(v, "__dict__", None)
-            if isinstance(d, dict):
-                for key in list(d):
-                    x = d[key]
-                    nx = self.value(x, depth + 1)
-                    if nx is not x:
-                        try:
-                            object.__setattr__(v, key, nx)
-                        except BaseException:
-                            d[key] = nx
-        except BaseException:
-            pass
-        return v
-
-
-def _meta_begin(ns, code="", lmap=None):
-    """Child side, before the cell: the CUDA guard always (torch loaded), the meta tensors in
-    a meta run. Never raises."""
-    st = _meta_st
-    st.clear()
-    st["lmap"], st["code"] = lmap, code
-    torch = sys.modules.get("torch")
-    mode = _meta_mode[0]
-    if torch is None:
-        if mode is not None:
-            st["mode"] = mode
-        return
-    if mode is None and getattr(getattr(torch, "version", None), "cuda", None) is None:
-        return  # real tensors on a CPU build of torch: nothing can reach a GPU
-    try:
-        cls, phnum, pharr = _meta_define(torch)
-        st["cls"], st["ph_types"] = cls, (phnum,) + pharr
-        _meta_guard_cuda(torch, mode is not None)
-        _meta_patch_devices(torch, mode is not None)
-    except BaseException as e:
-        st["error"] = "the meta tensors and the CUDA guard could not be set up: %s" % _err(e)
-        if mode is not None:
-            st["mode"] = mode
-            _meta_stop(st["error"])
-        return
-    if mode is None:
-        return
-    st["mode"] = mode
-    t0 = time.perf_counter()
-    try:
-        w = _MetaWalk(torch, cls, mode == "all")
-        for name in list(ns):
-            if name.startswith("__") or name in ("In", "Out", "_ih", "_oh", "_dh", "exit", "quit", "get_ipython"):
-                continue
-            v = ns[name]
-            nv = w.value(v)
-            if nv is not v:
-                ns[name] = nv
-        st["converted"], st["devices"], st["truncated"] = w.count, w.devices, w.truncated
-    except BaseException as e:
-        st["error"] = "converting the tensors failed: %s" % _err(e)
-    st["convert_ms"] = round((time.perf_counter() - t0) * 1000.0, 3)
-
-
-def _meta_crash(e):
-    """Child side: whether the cell's exception e reads a value the meta run made up."""
-    st = _meta_st
-    if "cls" not in st or "mode" not in st:
-        return
-    st["done"] = True
-    dep = st.get("value_exc") == id(e)
-    if not dep and st.get("placeholders"):
-        try:
-            frame, lineno = _cell_frame(e.__traceback__)  # 34_crashkeys.py
-            if frame is not None:
-                code = st.get("code") or ""
-                lines = _src_lines(code)
-                ln = _map(st.get("lmap"), lineno)
-                text = lines[ln - 1] if 1 <= ln <= len(lines) else ""
-                for n in _cf_names(text):  # 35_crashfacts.py
-                    v = _cf_value(frame, n)
-                    if v is not _MISSING and _meta_is_ph(v):
-                        dep = True
-                        break
-        except BaseException:
-            pass
-    st["value_dependent"] = dep
-
-
-def _meta_report(res):
-    """Child side, at the end: res["meta"] (facts.MetaRun) when the run used meta tensors,
-    the CUDA calls the guard stopped in every run; a refusal of the meta run's own says so."""
-    st = _meta_st
-    calls = st.get("cuda_calls", 0)
-    if "mode" not in st:
-        if calls:
-            res["cuda_calls"] = calls
-        return res
-    m = {"tensors": "meta", "why": _meta_why[0], "converted": st.get("converted", 0), "created": st.get("created", 0),
-         "cuda_calls": calls}
-    for k in ("devices", "convert_ms", "error", "stopped", "ops"):
-        if st.get(k):
-            m[k] = st[k]
-    if st.get("truncated"):
-        m["truncated"] = True
-    if st.get("placeholders"):
-        m["placeholders"] = st["placeholders"]
-        m["placeholder_uses"] = st.get("kinds", [])
-    if res.get("status") == "error" and st.get("value_dependent"):
-        m["value_dependent"] = True
-        m["reason"] = _META_VALUE_REASON
-    if res.get("status") == "refused" and st.get("stopped"):
-        res["reason"] = "the meta shadow run stopped: %s; outcome unknown" % st["stopped"]
-    res["meta"] = m
-    return res

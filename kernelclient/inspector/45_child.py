@@ -160,7 +160,7 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
         _install_child_guards(sh, out, err, box)
         phases["guards"] = time.perf_counter()
         ns = sh.user_ns if sh is not None else _user_ns()
-        _meta_begin(ns, code, lmap)  # the CUDA guard; meta tensors in a meta run (36_meta.py)
+        _meta_begin(ns, code, lmap)  # the CUDA guard; meta tensors in a meta run (37_metarun.py)
         if box.kind != "namespaces":
             try:
                 why = _seccomp_backstop()
@@ -192,7 +192,7 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
     except ShadowRefusal:
         pass
     except BaseException as e:
-        _meta_crash(e)  # 36_meta.py
+        _meta_crash(e)  # 37_metarun.py
         boxed = _sandbox_outcome(box, e)
         if boxed is not None:
             res = boxed
@@ -239,7 +239,7 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
                "reason": "the cell tried a side effect a shadow run does not allow (%s); outcome unknown" % _refusals[0]}
     elif _scratch_full(box):  # even when the cell caught the error (33_fallback's _Quota)
         res = _scratch_full_result(box)
-    res = _meta_report(res)  # 36_meta.py
+    res = _meta_report(res)  # 37_metarun.py
     res["sandbox"] = box.kind
     res["sandbox_reason"] = box.reason
     res.update(_devrun_report(res))  # the fast dev run's loops, in the capped child only (25_devrun.py)

@@ -55,6 +55,13 @@ class Pairs(Dataset):
 pairs = Pairs(X, y)
 held = {"w": torch.zeros(3, 4), "list": [torch.ones(2)], "tup": (torch.ones(5),)}
 arr = np.arange(6.0)
+def make_step(net, w):
+    def step(xb, scale=torch.ones(1)):
+        return net(xb) * scale + w
+    return step
+step = make_step(nn.Linear(8, 3), torch.zeros(3))
+class Consts:
+    mean = torch.zeros(8)
 '''
 
 
@@ -152,6 +159,16 @@ class MetaTest(unittest.TestCase):
                 "assert type(arr).__name__ == 'ndarray' and arr[5] == 5.0\n")
         self.clean(code)
 
+    def test_closures_defaults_and_class_attributes_are_converted(self):
+        code = ("cells = [c.cell_contents for c in step.__closure__]\n"
+                "assert type(cells[0].weight).__name__ == '_MetaT', [type(c) for c in cells]\n"
+                "assert any(type(c).__name__ == '_MetaT' for c in cells)\n"
+                "assert type(step.__defaults__[0]).__name__ == '_MetaT'\n"
+                "assert type(Consts.mean).__name__ == '_MetaT'\n"
+                "z = step(X - Consts.mean)\nassert z.shape == (64, 3)\n")
+        self.clean(code)
+        self.crash("z = step(X[:, :5])", "RuntimeError", 1, "mat1 and mat2 shapes cannot be multiplied")
+
     def test_placeholders(self):
         code = ("v = X.sum().item()\nb = bool(X[0, 0] > 0)\nl = X[:2, :2].tolist()\nn = X.numpy()\n"
                 "assert n.shape == (64, 8)\nassert len(l) == 2 and len(l[0]) == 2\n")
@@ -159,6 +176,22 @@ class MetaTest(unittest.TestCase):
         kinds = " ".join(r["meta"]["placeholder_uses"])
         for k in (".item() at line 1", "bool() of a tensor at line 2", ".tolist() at line 3", ".numpy() at line 4"):
             self.assertIn(k, kinds)
+
+    def test_deepcopy_of_stand_ins(self):
+        # torch's deepcopy asks for the data pointer, which stopped the run (a best-model copy
+        # is in most training loops); the copies are stand-ins, parameters stay parameters
+        code = ("import copy\nbest = copy.deepcopy(model.state_dict())\nm2 = copy.deepcopy(model)\n"
+                "assert isinstance(m2[0].weight, nn.Parameter) and m2[0].weight is not model[0].weight\n"
+                "out = m2(X)\nmodel.load_state_dict(best)\n")
+        self.clean(code)
+        self.crash(code + "out2 = model(X[:, :5])\n", "RuntimeError", 7, "mat1 and mat2 shapes cannot be multiplied")
+        self.crash("import copy\nz = copy.deepcopy(model(X))", "RuntimeError", 2,
+                   "Only Tensors created explicitly by the user (graph leaves)")
+
+    def test_format_of_a_tensor(self):
+        r = self.clean("acc = (model(X).argmax(1) == y).float().mean()\nprint(f'acc {acc:.3f}')\n")
+        self.assertIn(".item() at line 2", " ".join(r["meta"]["placeholder_uses"]))
+        self.crash("s = f'{X:.3f}'", "TypeError", 1, "unsupported format string passed to Tensor.__format__")
 
     def test_item_of_many_values_is_the_real_error(self):
         self.crash("v = X.item()", "RuntimeError" if False else "ValueError", 1, "only one element tensors")
@@ -176,6 +209,19 @@ class MetaTest(unittest.TestCase):
         r = self.crash("v = X.sum().item()\nout = model(X[:, :3])", "RuntimeError", 2)
         self.assertGreater(r["meta"]["placeholders"], 0)
 
+    def test_crash_hanging_on_a_branch_a_placeholder_took_is_value_dependent(self):
+        # the comparison on a made-up accuracy is False, so best_state is never saved; for
+        # real the branch is taken: the NameError is the meta run's, not the cell's
+        code = ("best = 0.0\nfor epoch in range(3):\n    acc = (model(X).argmax(1) == y).float().mean().item()\n"
+                "    if acc > best:\n        best = acc\n        best_state = model.state_dict()\n{}\n")
+        r = run(code.format("model.load_state_dict(best_state)"))
+        self.assertEqual(r["status"], "error", r)
+        self.assertEqual(r["exception"], "NameError", r)
+        self.assertTrue(r["meta"].get("value_dependent"), r)
+        # a name no branch assigns stays a crash; so does a shape error outside the branch
+        self.crash(code.format("model.load_state_dict(best_state_dict)"), "NameError", 7)
+        self.crash(code.format("out = model(X[:, :3])"), "RuntimeError", 7, "mat1 and mat2 shapes")
+
     def test_data_dependent_indexing_stops_the_run_unknown(self):
         r = run("sel = X[X[:, 0] > 0]\nz = sel.shape[0]")
         self.assertEqual(r["status"], "refused", r)
@@ -187,6 +233,52 @@ class MetaTest(unittest.TestCase):
         self.assertEqual(r["status"], "refused", r)
         self.assertIn("torch.cuda.memory_allocated", r["reason"])
         self.assertEqual(r["meta"]["cuda_calls"], 1, r)
+
+    def test_rnn_zero_hidden_state_and_batch_first_output(self):
+        # nn.GRU makes its zero hidden state with device=x.device (a CPU tensor) and, with
+        # batch_first, turns its output in place (transpose_): both must meet the stand-ins
+        # as the real tensors do
+        code = ("rnn = nn.GRU(8, 16, batch_first=True)\nhead = nn.Linear(16, 3)\n"
+                "out, h = rnn(X.reshape(8, 8, 8))\nassert out.shape == (8, 8, 16), out.shape\n"
+                "logits = head(out).reshape(-1, 3)\nloss = nn.functional.cross_entropy(logits, y)\nloss.backward()\n")
+        self.clean(code)
+
+    def test_backward_through_the_graph_a_second_time(self):
+        # a hidden state carried across batches: the second backward reaches the first graph,
+        # whose saved tensors are freed (meta tensors keep autograd graphs as real ones do)
+        code = ("rnn = nn.GRU(8, 16, batch_first=True)\nh = None\nfor step in range(3):\n"
+                "    out, h = rnn(X[step * 8:(step + 1) * 8].reshape(2, 4, 8), h)\n{}"
+                "    loss = out.sum()\n    loss.backward()\n")
+        self.crash(code.format(""), "RuntimeError", 6, "Trying to backward through the graph a second time")
+        self.clean(code.format("    h = h.detach()\n"))
+
+    def test_indices_the_cell_made_are_range_checked(self):
+        code = ("vocab = {'a': 0, 'b': 1, 'c': 2}\nunk = len(vocab)\nemb = nn.Embedding(N, 4)\n"
+                "ids = torch.tensor([[vocab.get(w, unk) for w in 'a b zz'.split()]])\nz = emb(ids)\n")
+        self.crash(code.replace("N", "len(vocab)"), "IndexError", 5, "index out of range in self")
+        self.clean(code.replace("N", "len(vocab) + 1"))
+
+    def test_value_dependent_ops_stop_the_run_unknown(self):
+        for code in ("p = torch.multinomial(torch.softmax(model(X), 1), 1)\n",
+                     "oh = nn.functional.one_hot(y)\n",
+                     "oh = nn.functional.one_hot(y.to(device))\n"):
+            with self.subTest(code=code):
+                r = run(code)
+                self.assertEqual(r["status"], "refused", r)
+                self.assertIn("meta shadow run stopped", r["reason"])
+                self.assertEqual(r["meta"]["cuda_calls"], 0)
+
+    def test_packed_sequences(self):
+        # the packing kernel reads the lengths' values: real lengths are used, a stand-in's
+        # stop the run unknown (before, a meta tensor's missing values read "<= 0": a false crash)
+        code = ("from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence\n"
+                "gru = nn.GRU(8, 4, batch_first=True)\nseqs = X[:24].reshape(3, 8, 8)\n"
+                "p = pack_padded_sequence(seqs, LENGTHS, batch_first=True, enforce_sorted=False)\n"
+                "out, h = gru(p)\no, n = pad_packed_sequence(out, batch_first=True)\nassert o.shape == (3, 8, 4), o.shape\n")
+        self.clean(code.replace("LENGTHS", "[8, 5, 2]"))
+        r = run(code.replace("LENGTHS", "y[:3] + 1"))
+        self.assertEqual(r["status"], "refused", r)
+        self.assertIn("needs the lengths' values", r["reason"])
 
     def test_real_mode_runs_real_tensors(self):
         r = run("v = X.sum().item()\nassert v == v", tensors="real")
