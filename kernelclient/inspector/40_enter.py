@@ -73,10 +73,3 @@ def _enter_sandbox(sandbox, max_memory):
     return box
 
 
-def _scratch_size(max_memory):
-    """Bytes of the namespace sandbox's tmpfs: a quarter of the run's memory cap (the rest is
-    the cell's address space, see 45_child's _limits), at most a quarter of the memory the
-    machine has available, at least 32 MiB."""
-    cap = max_memory or _DEFAULT_MAX_MEMORY
-    avail = _meminfo_available() or (4 << 30)
-    return max(32 << 20, min(cap // 4, avail // 4))
