@@ -1,5 +1,7 @@
 package analysis
 
+import "github.com/premortem/premortem/finding"
+
 // CellFacts is everything the static layer learns from one cell's text with tree-sitter.
 // Every fact carries its range in the cell (UTF-16 columns, see Position). Parsing never
 // fails: a cell with syntax errors still yields the facts of the parts that parsed, and
@@ -29,7 +31,7 @@ type CellFacts struct {
 	// rules that propagate known facts line by line.
 	Statements []*Statement
 	// SyntaxErrors are ranges tree-sitter could not parse (after masking magics).
-	SyntaxErrors []Range
+	SyntaxErrors []finding.Range
 	// StarImports lists modules imported with `from m import *`: after one, any free name
 	// may come from it. Constructs that define names nobody can list statically are listed
 	// too, by their text: "%run helpers.py", "%store -r", "exec()", "globals()".
@@ -47,7 +49,7 @@ type CellFacts struct {
 // Function is a function a cell defines at module level.
 type Function struct {
 	Name  string
-	Range Range // the name in the def
+	Range finding.Range // the name in the def
 	// Reads are the names the body (and nested functions) reads from module scope, with
 	// their ranges in the defining cell; InFunction is Name.
 	Reads []Use
@@ -79,7 +81,7 @@ const (
 type Def struct {
 	Name  string
 	Kind  DefKind
-	Range Range // the name's occurrence
+	Range finding.Range // the name's occurrence
 	// Conditional is true when the binding sits inside if/for/while/try/with, so it may not
 	// happen.
 	Conditional bool
@@ -88,7 +90,7 @@ type Def struct {
 // Use is one read of a free name.
 type Use struct {
 	Name  string
-	Range Range
+	Range finding.Range
 	// InFunction names the function the read sits in when the read happens through a call
 	// to a function defined in this cell ("" at top level).
 	InFunction string
@@ -105,7 +107,7 @@ type Import struct {
 	Name   string
 	Alias  string
 	Star   bool
-	Range  Range
+	Range  finding.Range
 }
 
 // Bound returns the name this import binds in the namespace.
@@ -127,9 +129,9 @@ func (i Import) Bound() string {
 // AttrChain is a dotted access rooted at a name: ["df", "Age", "mean"].
 type AttrChain struct {
 	Parts []string
-	Range Range
+	Range finding.Range
 	// PartRanges[i] is the range of Parts[i], so a rule can mark the missing attribute.
-	PartRanges []Range
+	PartRanges []finding.Range
 	// Called is true when the chain is the callee of a call (model.predict(...)).
 	Called bool
 }
@@ -145,9 +147,9 @@ type Subscript struct {
 	List bool
 	// Index is the whole index expression (a Tuple for X[:, 3]).
 	Index *Expr
-	Range Range
+	Range finding.Range
 	// KeyRanges[i] is the range of Keys[i] (the string literal).
-	KeyRanges []Range
+	KeyRanges []finding.Range
 }
 
 // Call is a call with a name or attribute chain as callee.
@@ -156,7 +158,7 @@ type Call struct {
 	Callee string
 	// Expr is the call expression itself.
 	Expr  *Expr
-	Range Range
+	Range finding.Range
 }
 
 // MagicKind distinguishes IPython syntax.
@@ -175,7 +177,7 @@ type Magic struct {
 	Kind  MagicKind
 	Name  string // "matplotlib", "time", "bash", "pip" (shell: the command word)
 	Text  string // the whole original line
-	Range Range
+	Range finding.Range
 	// PythonBody is false for cell magics whose body is not Python (%%bash, %%html,
 	// %%writefile...): the body is masked and yields no facts.
 	PythonBody bool
@@ -200,5 +202,5 @@ const (
 type SideEffect struct {
 	Kind  SideEffectKind
 	Call  string // the callee or construct, e.g. "df.to_csv", "open(mode='w')", "!pip"
-	Range Range
+	Range finding.Range
 }

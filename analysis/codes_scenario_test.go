@@ -27,7 +27,7 @@ func TestEveryStaticCodeHasScenarios(t *testing.T) {
 	}
 	var codes []string
 	for _, r := range finding.Registry {
-		if r.Has(SourceStatic) {
+		if r.Has(finding.SourceStatic) {
 			codes = append(codes, r.Code)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/premortem/premortem/finding"
 )
 
 // converter turns mirrored tree-sitter nodes into the Expr/Statement tree of expr.go.
@@ -17,7 +19,7 @@ type converter struct {
 	memo map[*node]*Expr
 }
 
-func (c *converter) rng(n *node) Range { return c.idx.Range(n.start, n.end) }
+func (c *converter) rng(n *node) finding.Range { return c.idx.Range(n.start, n.end) }
 
 func (c *converter) src(n *node) string {
 	if n == nil {

@@ -3,6 +3,8 @@ package analysis
 import (
 	"strings"
 	"testing"
+
+	"github.com/premortem/premortem/finding"
 )
 
 // deepCells are generated-code and pasted-data shapes: deep nesting and long chains,
@@ -35,7 +37,7 @@ func FuzzConvert(f *testing.F) {
 		}
 		cf := ParseCell(text)
 		idx := NewLineIndex(text)
-		inCell := func(r Range) {
+		inCell := func(r finding.Range) {
 			if r.End.Before(r.Start) || r.End.Line >= idx.Lines() {
 				t.Fatalf("range %v outside the cell %q", r, text)
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/premortem/premortem/finding"
 )
 
 // sexpr renders an Expr compactly for comparisons.
@@ -147,7 +149,7 @@ func TestExprs(t *testing.T) {
 	}
 	// NameRange of an attribute is the part after the dot.
 	e := ParseCell("df.Age").Statements[0].Value
-	if e.NameRange != (Range{Start: Position{Line: 0, Character: 3}, End: Position{Line: 0, Character: 6}}) || e.Text != "df.Age" {
+	if e.NameRange != (finding.Range{Start: finding.Position{Line: 0, Character: 3}, End: finding.Position{Line: 0, Character: 6}}) || e.Text != "df.Age" {
 		t.Errorf("attribute = %+v", e)
 	}
 	if c, ok := e.Chain(); !ok || c != "df.Age" {

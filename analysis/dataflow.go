@@ -43,19 +43,10 @@ type Result struct {
 	Facts map[string]*CellFacts
 	// Findings of the static layer, by cell ID, sorted by range. Cells without findings
 	// have no entry.
-	Findings map[string][]Finding
+	Findings map[string][]finding.Finding
 	// Flow answers where names come from.
 	Flow *Flow
 }
-
-// Finding codes of the static layer, registered (and documented) in package finding. New
-// code should use the finding constants; these remain for the callers that predate them.
-const (
-	CodeUndefinedName    = finding.UndefinedName
-	CodeNotRunDefinition = finding.NotRunDefinition
-	CodeStaleDefinition  = finding.StaleDefinition
-	CodeSyntaxError      = finding.SyntaxError
-)
 
 // Analyzer analyses notebooks, keeping parsed cells and the last pass between passes, so
 // a keystroke costs what it changes, not the notebook's size: it re-parses one cell,
@@ -131,7 +122,7 @@ type DefSite struct {
 	// Index is the cell's page position (0-based).
 	Index int
 	// Range of the bound name in the cell.
-	Range Range
+	Range finding.Range
 	// ExecutionOrder of the cell's last run, 0 when it has not run.
 	ExecutionOrder int
 	Kind           DefKind

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/notebook"
 )
 
@@ -68,7 +69,7 @@ func TestFlow(t *testing.T) {
 		t.Errorf("CellNumber = %d", n)
 	}
 	fs := res.Findings["cell-3"]
-	if len(fs) != 1 || fs[0].Code != CodeUndefinedName || !strings.Contains(fs[0].Message, "'fit'") {
+	if len(fs) != 1 || fs[0].Code != finding.UndefinedName || !strings.Contains(fs[0].Message, "'fit'") {
 		t.Errorf("cell-3 findings = %+v", fs)
 	}
 }
@@ -103,7 +104,7 @@ func TestExecutionSummaryClearsFinding(t *testing.T) {
 	nb := testNotebook(0, "print(tf_idf)", 0, "tf_idf = 1")
 	a := NewAnalyzer()
 	res, _ := a.Analyze(context.Background(), nb, Options{})
-	if fs := res.Findings["cell-0"]; len(fs) != 1 || fs[0].Severity != SeverityError {
+	if fs := res.Findings["cell-0"]; len(fs) != 1 || fs[0].Severity != finding.SeverityError {
 		t.Fatalf("before: %+v", fs)
 	}
 	nb.Cells[1].ExecutionOrder = 1

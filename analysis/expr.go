@@ -1,5 +1,7 @@
 package analysis
 
+import "github.com/premortem/premortem/finding"
+
 // ExprKind is the kind of a node in the small expression tree rules work on.
 type ExprKind string
 
@@ -26,14 +28,14 @@ const (
 // Expr is an expression node with its range and source text.
 type Expr struct {
 	Kind  ExprKind
-	Range Range
+	Range finding.Range
 	// Text is the expression's source text, for messages and fixes.
 	Text string
 	// Name: identifier (Name), attribute name (Attribute), operator (BinOp, UnaryOp,
 	// Compare, BoolOp).
 	Name string
 	// NameRange is the range of Name for Attribute nodes (the part after the dot).
-	NameRange Range
+	NameRange finding.Range
 	// Value: the object of Attribute and Subscript, the callee of Call.
 	Value *Expr
 	// Index: the index of Subscript.
@@ -58,7 +60,7 @@ type Expr struct {
 type Keyword struct {
 	Name  string
 	Value *Expr
-	Range Range
+	Range finding.Range
 }
 
 // Chain returns the dotted name of a Name or Attribute-of-Name chain ("pd.get_dummies"),
@@ -130,7 +132,7 @@ const (
 // Statement is one statement of the cell.
 type Statement struct {
 	Kind    StmtKind
-	Range   Range
+	Range   finding.Range
 	Targets []*Expr
 	Value   *Expr
 	// Op is the augmented operator ("+") of AugAssign.

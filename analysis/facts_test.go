@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/premortem/premortem/finding"
 )
 
 func defNames(f *CellFacts) []string {
@@ -129,7 +131,7 @@ func TestParseCellAccesses(t *testing.T) {
 	if got := f.Subscripts[1].Index; got.Kind != ExprTuple || got.Args[0].Kind != ExprSlice || got.Args[1].Const != int64(3) {
 		t.Errorf("X[:, 3] index = %+v", got)
 	}
-	if got := f.Subscripts[2].KeyRanges[0]; got != (Range{Start: Position{Line: 3, Character: 7}, End: Position{Line: 3, Character: 12}}) {
+	if got := f.Subscripts[2].KeyRanges[0]; got != (finding.Range{Start: finding.Position{Line: 3, Character: 7}, End: finding.Position{Line: 3, Character: 12}}) {
 		t.Errorf("key range = %v", got)
 	}
 	var calls []string

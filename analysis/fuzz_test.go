@@ -3,6 +3,8 @@ package analysis
 import (
 	"reflect"
 	"testing"
+
+	"github.com/premortem/premortem/finding"
 )
 
 // FuzzParseCell checks that parsing never panics, that masking keeps offsets, and that an
@@ -30,7 +32,7 @@ func FuzzParseCell(f *testing.F) {
 		}
 		fa := ParseCell(a)
 		idx := NewLineIndex(a)
-		check := func(r Range) {
+		check := func(r finding.Range) {
 			if r.Start.Line >= idx.Lines() || r.End.Line >= idx.Lines() || r.End.Before(r.Start) {
 				t.Fatalf("bad range %v in %q", r, a)
 			}

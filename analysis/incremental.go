@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/notebook"
 )
 
@@ -234,7 +235,7 @@ type passState struct {
 	nsSig    string
 	flow     *Flow
 	facts    map[string]*CellFacts
-	findings map[string][]Finding
+	findings map[string][]finding.Finding
 	// deps are the names each cell's judgement read the sites of; readers inverts them.
 	deps    map[string][]string
 	readers map[string]map[string]bool
@@ -347,7 +348,7 @@ func fullPass(in *passInput, prev *passState, opts Options) *passState {
 	}
 	st := &passState{
 		keys: keys, nsSig: nsSignature(opts), facts: facts,
-		findings: map[string][]Finding{}, deps: map[string][]string{},
+		findings: map[string][]finding.Finding{}, deps: map[string][]string{},
 		readers: map[string]map[string]bool{}, typoUsers: map[string]bool{},
 	}
 	st.flow = newFlow(in.nb, facts)
@@ -558,7 +559,7 @@ func spliceSites(sites []DefSite, id string, mine []DefSite, after func(DefSite)
 func sitesAlike(a, b []DefSite) bool {
 	return slices.EqualFunc(a, b, func(x, y DefSite) bool {
 		if x.Kind != DefFunction {
-			x.Range, y.Range = Range{}, Range{}
+			x.Range, y.Range = finding.Range{}, finding.Range{}
 		}
 		return x == y
 	})

@@ -61,17 +61,10 @@ type Limit struct {
 	Kind LimitKind
 	// Range is where: the first line of the deep expression, the offending bracket, the
 	// cell's first line for a cell too large.
-	Range Range
+	Range finding.Range
 	// Message says what was skipped and why, for logs and findings.
 	Message string
 }
-
-// Finding codes for limits.
-const (
-	// CodeNotAnalysed is the info finding on a cell, or part of one, beyond a bound. New
-	// code should use finding.NotAnalysed.
-	CodeNotAnalysed = finding.NotAnalysed
-)
 
 // tooLargeFacts are the facts of a cell larger than MaxCellBytes: nothing is parsed.
 func tooLargeFacts(text string) *CellFacts {
@@ -106,7 +99,7 @@ func bracketFacts(text string, off int) *CellFacts {
 	idx := NewLineIndex(text)
 	r := idx.Range(off, off+1)
 	return &CellFacts{
-		SyntaxErrors: []Range{r},
+		SyntaxErrors: []finding.Range{r},
 		Limits: []Limit{{Kind: LimitBrackets, Range: r, Message: fmt.Sprintf(
 			"line %d opens bracket %d inside the others: Python refuses more than %d nested brackets (too many nested parentheses)",
 			r.Start.Line+1, maxBrackets+1, maxBrackets)}},
@@ -116,7 +109,7 @@ func bracketFacts(text string, off int) *CellFacts {
 // tooDeep is the Limit for a subtree at [start, end) cut at maxDepth.
 func tooDeep(idx *LineIndex, start int) Limit {
 	p := idx.Position(start)
-	return Limit{Kind: LimitTooDeep, Range: Range{Start: p, End: Position{Line: p.Line, Character: p.Character + 1}},
+	return Limit{Kind: LimitTooDeep, Range: finding.Range{Start: p, End: finding.Position{Line: p.Line, Character: p.Character + 1}},
 		Message: fmt.Sprintf("line %d nests more than %d levels deep: premortem does not analyse inside that expression; the rest of the cell is checked",
 			p.Line+1, maxDepth)}
 }
@@ -183,13 +176,13 @@ func stringEnd(src []byte, i int) int {
 
 // limitFindings are the findings of a cell's limits: info, except the bracket limit,
 // which Python itself refuses (a SyntaxError).
-func limitFindings(cellID string, f *CellFacts) []Finding {
-	var out []Finding
+func limitFindings(cellID string, f *CellFacts) []finding.Finding {
+	var out []finding.Finding
 	for _, l := range f.Limits {
-		fd := Finding{Cell: cellID, Source: SourceStatic, Severity: SeverityInfo, Code: finding.NotAnalysed,
+		fd := finding.Finding{Cell: cellID, Source: finding.SourceStatic, Severity: finding.SeverityInfo, Code: finding.NotAnalysed,
 			Message: l.Message, Range: l.Range, Evidence: []string{boundEvidence(l.Kind)}}
 		if l.Kind == LimitBrackets {
-			fd.Severity, fd.Code, fd.Exception, fd.Confidence = SeverityError, finding.SyntaxError, "SyntaxError", 0.95
+			fd.Severity, fd.Code, fd.Exception, fd.Confidence = finding.SeverityError, finding.SyntaxError, "SyntaxError", 0.95
 			fd.Message = "too many nested parentheses: the cell will not run at all"
 			fd.Evidence = []string{l.Message}
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/notebook"
 )
 
@@ -25,12 +26,12 @@ func TestLimits(t *testing.T) {
 		// defines: the cell's name still counts as defined for the next cell.
 		defines bool
 	}{
-		{"subscript chain", "a = [0]\nx = a" + strings.Repeat("[0]", 60000), CodeNotAnalysed, "info", 1, "line 2 nests more than 1000 levels deep", true},
-		{"method chain", "x = s" + strings.Repeat(".m()", 50000), CodeNotAnalysed, "info", 0, "line 1 nests more than 1000 levels", true},
-		{"long sum", "a = 0\nx = " + strings.Repeat("a + ", 20000) + "1", CodeNotAnalysed, "info", 1, "line 2 nests", true},
-		{"nested calls", "x = " + strings.Repeat("f(", 30000) + "1" + strings.Repeat(")", 30000), CodeSyntaxError, "error", 0, "too many nested parentheses", false},
-		{"nested lists", "x = 1\nx = " + strings.Repeat("[", 201) + strings.Repeat("]", 201), CodeSyntaxError, "error", 1, "too many nested parentheses", false},
-		{"huge cell", "x = 1\n" + big, CodeNotAnalysed, "info", 0, "larger than the " + sizeText(MaxCellBytes) + " premortem analyses", true},
+		{"subscript chain", "a = [0]\nx = a" + strings.Repeat("[0]", 60000), finding.NotAnalysed, "info", 1, "line 2 nests more than 1000 levels deep", true},
+		{"method chain", "x = s" + strings.Repeat(".m()", 50000), finding.NotAnalysed, "info", 0, "line 1 nests more than 1000 levels", true},
+		{"long sum", "a = 0\nx = " + strings.Repeat("a + ", 20000) + "1", finding.NotAnalysed, "info", 1, "line 2 nests", true},
+		{"nested calls", "x = " + strings.Repeat("f(", 30000) + "1" + strings.Repeat(")", 30000), finding.SyntaxError, "error", 0, "too many nested parentheses", false},
+		{"nested lists", "x = 1\nx = " + strings.Repeat("[", 201) + strings.Repeat("]", 201), finding.SyntaxError, "error", 1, "too many nested parentheses", false},
+		{"huge cell", "x = 1\n" + big, finding.NotAnalysed, "info", 0, "larger than the " + sizeText(MaxCellBytes) + " premortem analyses", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			nb := &notebook.Notebook{URI: "limits.ipynb", Cells: []*notebook.Cell{
@@ -122,7 +123,7 @@ func TestLineIndexLongLines(t *testing.T) {
 }
 
 // naivePosition is LineIndex.Position without checkpoints.
-func naivePosition(text string, off int) Position {
+func naivePosition(text string, off int) finding.Position {
 	for off > 0 && off < len(text) && (text[off]&0xC0) == 0x80 {
 		off--
 	}
@@ -136,7 +137,7 @@ func naivePosition(text string, off int) Position {
 			line = i
 		}
 	}
-	return Position{Line: line, Character: UTF16Len(text[x.LineStart(line):off])}
+	return finding.Position{Line: line, Character: UTF16Len(text[x.LineStart(line):off])}
 }
 
 // TestTooLargeCellCostsNothing: the facts of a cell past MaxCellBytes hold no copy of it.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/notebook"
 )
 
@@ -52,7 +53,7 @@ func TestLineEndings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fs := res.Findings["c0"]; len(fs) != 1 || fs[0].Code != CodeUndefinedName || fs[0].Range != (Range{Start: Position{Line: 3, Character: 6}, End: Position{Line: 3, Character: 10}}) {
+	if fs := res.Findings["c0"]; len(fs) != 1 || fs[0].Code != finding.UndefinedName || fs[0].Range != (finding.Range{Start: finding.Position{Line: 3, Character: 6}, End: finding.Position{Line: 3, Character: 10}}) {
 		t.Errorf("findings of the issue's lone-CR cell: %+v; want undefined-name at 3:6-3:10 only", fs)
 	}
 }
@@ -85,8 +86,8 @@ func TestSplitLines(t *testing.T) {
 			t.Errorf("%q: LineIndex has %d lines, SplitLines %d, Python %d", tc.text, idx.Lines(), len(tc.lines), tc.pythonRows)
 		}
 		for l, line := range tc.lines {
-			start := idx.Offset(Position{Line: l})
-			if end := idx.Offset(Position{Line: l, Character: 1 << 20}); tc.text[start:end] != line {
+			start := idx.Offset(finding.Position{Line: l})
+			if end := idx.Offset(finding.Position{Line: l, Character: 1 << 20}); tc.text[start:end] != line {
 				t.Errorf("%q line %d: LineIndex gives %q, SplitLines %q", tc.text, l, tc.text[start:end], line)
 			}
 			if off, err := notebook.OffsetOf(tc.text, l, 0); err != nil || off != start {

@@ -3,6 +3,7 @@ package analysis
 import (
 	"strings"
 
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/notebook"
 )
 
@@ -19,20 +20,20 @@ func (x *LineIndex) Lines() int { return x.x.Lines() }
 
 // Position returns the LSP position of byte offset off, clamped to the text. An offset
 // inside a multi-byte character maps to the start of that character.
-func (x *LineIndex) Position(off int) Position {
+func (x *LineIndex) Position(off int) finding.Position {
 	l, c := x.x.Position(off)
-	return Position{Line: l, Character: c}
+	return finding.Position{Line: l, Character: c}
 }
 
 // Range returns the LSP range of the byte span [start, end).
-func (x *LineIndex) Range(start, end int) Range {
-	return Range{Start: x.Position(start), End: x.Position(end)}
+func (x *LineIndex) Range(start, end int) finding.Range {
+	return finding.Range{Start: x.Position(start), End: x.Position(end)}
 }
 
 // Offset returns the byte offset of p, clamped: a line past the end gives the text's
 // length, a character past the end of its line gives the line's end, and a character in
 // the middle of a surrogate pair gives the start of that character.
-func (x *LineIndex) Offset(p Position) int { return x.x.Offset(p.Line, p.Character) }
+func (x *LineIndex) Offset(p finding.Position) int { return x.x.Offset(p.Line, p.Character) }
 
 // UTF16Len counts the UTF-16 code units of s, the unit of LSP columns (notebook.UTF16Len).
 func UTF16Len(s string) int { return notebook.UTF16Len(s) }

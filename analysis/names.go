@@ -3,6 +3,8 @@ package analysis
 import (
 	"sort"
 	"strings"
+
+	"github.com/premortem/premortem/finding"
 )
 
 // Scope analysis: which names a cell binds at module level and which it reads before
@@ -36,7 +38,7 @@ type scope struct {
 // funcInfo is what calling a function defined in the cell reads and binds.
 type funcInfo struct {
 	name    string
-	rng     Range
+	rng     finding.Range
 	reads   []read
 	calls   map[string]bool
 	globals []string // names declared global and assigned: bound at module level by a call

@@ -3,6 +3,8 @@ package analysis
 import (
 	"sort"
 	"strings"
+
+	"github.com/premortem/premortem/finding"
 )
 
 // ParseCell computes the facts of one cell's text. It never fails: IPython syntax is
@@ -77,8 +79,8 @@ func buildFacts(text string, m *masked, root *node, deep int) *CellFacts {
 }
 
 // syntaxErrors returns the outermost ERROR and MISSING nodes' ranges.
-func syntaxErrors(root *node, idx *LineIndex, m *masked) []Range {
-	var out []Range
+func syntaxErrors(root *node, idx *LineIndex, m *masked) []finding.Range {
+	var out []finding.Range
 	var walk func(n *node)
 	walk = func(n *node) {
 		switch n.typ {

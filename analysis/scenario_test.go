@@ -23,9 +23,9 @@ var markerSyntax = markers.New(`(\S+)\s+(\S+)(?:\s+"(.*)")?\s*`)
 
 type wantFinding struct {
 	cell     int
-	rng      Range
+	rng      finding.Range
 	code     string
-	severity Severity
+	severity finding.Severity
 	message  string
 }
 
@@ -83,7 +83,7 @@ func parseScenario(t *testing.T, path string) *scenario {
 		text, marks := markerSyntax.Parse(string(f.Data))
 		for _, m := range marks {
 			sc.want = append(sc.want, wantFinding{
-				cell: index, code: m.Groups[0], severity: Severity(m.Groups[1]), message: m.Groups[2], rng: m.Range,
+				cell: index, code: m.Groups[0], severity: finding.Severity(m.Groups[1]), message: m.Groups[2], rng: m.Range,
 			})
 		}
 		c.Text = text
@@ -100,7 +100,7 @@ func check(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []Finding
+	var got []finding.Finding
 	for _, c := range sc.nb.Cells {
 		got = append(got, res.Findings[c.ID]...)
 	}
@@ -127,10 +127,10 @@ func check(t *testing.T, path string) {
 		}
 	}
 	for _, g := range got {
-		if g.Source != SourceStatic || g.Message == "" || len(g.Evidence) == 0 {
+		if g.Source != finding.SourceStatic || g.Message == "" || len(g.Evidence) == 0 {
 			t.Errorf("finding lacks source, message or evidence: %+v", g)
 		}
-		if r, ok := finding.Lookup(g.Code); !ok || !r.Has(SourceStatic) || g.Exception != "" && !slices.Contains(r.Exceptions, g.Exception) {
+		if r, ok := finding.Lookup(g.Code); !ok || !r.Has(finding.SourceStatic) || g.Exception != "" && !slices.Contains(r.Exceptions, g.Exception) {
 			t.Errorf("code %q (exception %q) is not registered for the static layer in finding/codes.go: %+v", g.Code, g.Exception, r)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // cellFindings computes the static findings of one cell against the flow.
-func (fl *Flow) cellFindings(c *notebook.Cell, f *CellFacts, opts Options) []Finding {
+func (fl *Flow) cellFindings(c *notebook.Cell, f *CellFacts, opts Options) []finding.Finding {
 	for _, m := range f.Magics {
 		if m.Kind == MagicCell && !m.PythonBody {
 			return nil // %%bash, %%html...: not Python
@@ -24,20 +24,20 @@ func (fl *Flow) cellFindings(c *notebook.Cell, f *CellFacts, opts Options) []Fin
 		r := f.SyntaxErrors[0]
 		if r.End.Line > r.Start.Line {
 			// Mark the first line only: the error node often swallows the rest of the cell.
-			r.End = Position{Line: r.Start.Line, Character: 1 << 20}
+			r.End = finding.Position{Line: r.Start.Line, Character: 1 << 20}
 			if line, ok := lineText(c.Text, r.Start.Line); ok {
 				r.End.Character = UTF16Len(line)
 			}
 		}
-		return append([]Finding{{
-			Cell: c.ID, Source: SourceStatic, Severity: SeverityError, Code: finding.SyntaxError,
+		return append([]finding.Finding{{
+			Cell: c.ID, Source: finding.SourceStatic, Severity: finding.SeverityError, Code: finding.SyntaxError,
 			Exception: "SyntaxError", Message: "invalid syntax: the cell will not run at all",
 			Range: r, Confidence: 0.9,
 			Evidence: []string{fmt.Sprintf("tree-sitter could not parse line %d", f.SyntaxErrors[0].Start.Line+1)},
 		}}, limits...)
 	}
 	fc := fl.cells[c.ID]
-	var out []Finding
+	var out []finding.Finding
 	reported := map[string]bool{}
 	for _, u := range f.Uses {
 		// Each read is judged (a del in the cell changes the answer), but a name is
@@ -48,7 +48,7 @@ func (fl *Flow) cellFindings(c *notebook.Cell, f *CellFacts, opts Options) []Fin
 		if fd, ok := fl.judgeUse(fc, f, u, opts); ok {
 			reported[u.Name] = true
 			fd.Cell = c.ID
-			fd.Source = SourceStatic
+			fd.Source = finding.SourceStatic
 			out = append(out, fd)
 		}
 	}
@@ -60,8 +60,8 @@ func (fl *Flow) cellFindings(c *notebook.Cell, f *CellFacts, opts Options) []Fin
 
 // callFindings checks the cell's calls of functions that executed cells defined: the
 // globals their bodies read must exist when this cell calls them.
-func (fl *Flow) callFindings(fc *flowCell, f *CellFacts, opts Options, reported map[string]bool) []Finding {
-	var out []Finding
+func (fl *Flow) callFindings(fc *flowCell, f *CellFacts, opts Options, reported map[string]bool) []finding.Finding {
+	var out []finding.Finding
 	for _, call := range f.Calls {
 		if strings.Contains(call.Callee, ".") {
 			continue
@@ -100,8 +100,8 @@ func (fl *Flow) executedFunction(name string) (*Function, DefSite, bool) {
 
 // checkFunction reports the globals fn reads that will not exist when cell fc calls it at
 // pos (marking the call at at), following the functions fn calls.
-func (fl *Flow) checkFunction(fc *flowCell, f *CellFacts, fn *Function, def DefSite, pos Position, at Range,
-	opts Options, reported map[string]bool, visited map[*Function]bool, out *[]Finding) {
+func (fl *Flow) checkFunction(fc *flowCell, f *CellFacts, fn *Function, def DefSite, pos finding.Position, at finding.Range,
+	opts Options, reported map[string]bool, visited map[*Function]bool, out *[]finding.Finding) {
 	if visited[fn] {
 		return
 	}
@@ -124,9 +124,9 @@ func (fl *Flow) checkFunction(fc *flowCell, f *CellFacts, fn *Function, def DefS
 		reported[r.Name] = true
 		evidence := []string{fmt.Sprintf("%s() (cell %d, run %d) reads '%s' on line %d",
 			fn.Name, def.Index+1, def.ExecutionOrder, r.Name, r.Range.Start.Line+1)}
-		fd := Finding{
-			Cell: fc.id, Source: SourceStatic, Code: finding.UndefinedName, Exception: "NameError", Range: at,
-			Severity: SeverityError, Confidence: 0.8,
+		fd := finding.Finding{
+			Cell: fc.id, Source: finding.SourceStatic, Code: finding.UndefinedName, Exception: "NameError", Range: at,
+			Severity: finding.SeverityError, Confidence: 0.8,
 			Message: fmt.Sprintf("name '%s' is not defined: %s() from cell %d reads it", r.Name, fn.Name, def.Index+1),
 		}
 		var above, below *DefSite
@@ -140,7 +140,7 @@ func (fl *Flow) checkFunction(fc *flowCell, f *CellFacts, fn *Function, def DefS
 		}
 		switch {
 		case above != nil:
-			fd.Severity, fd.Code, fd.Confidence = SeverityWarning, finding.NotRunDefinition, 0.5
+			fd.Severity, fd.Code, fd.Confidence = finding.SeverityWarning, finding.NotRunDefinition, 0.5
 			fd.Message = fmt.Sprintf("'%s', which %s() from cell %d reads, is defined in cell %d, which has not run yet",
 				r.Name, fn.Name, def.Index+1, above.Index+1)
 			evidence = append(evidence, fmt.Sprintf("'%s' is defined in cell %d, which has not run", r.Name, above.Index+1))
@@ -167,7 +167,7 @@ func (fl *Flow) checkFunction(fc *flowCell, f *CellFacts, fn *Function, def DefS
 }
 
 // judgeUse decides whether reading u.Name in cell fc is a problem.
-func (fl *Flow) judgeUse(fc *flowCell, f *CellFacts, u Use, opts Options) (Finding, bool) {
+func (fl *Flow) judgeUse(fc *flowCell, f *CellFacts, u Use, opts Options) (finding.Finding, bool) {
 	name := u.Name
 	where := ""
 	if u.InFunction != "" {
@@ -175,8 +175,8 @@ func (fl *Flow) judgeUse(fc *flowCell, f *CellFacts, u Use, opts Options) (Findi
 	}
 	// Deleted earlier in this very cell.
 	if d, ok := lastDefBefore(f, name, u.Range.Start); ok && d.Kind == DefDelete && !d.Conditional {
-		return Finding{
-			Severity: SeverityError, Code: finding.UndefinedName, Exception: "NameError", Range: u.Range,
+		return finding.Finding{
+			Severity: finding.SeverityError, Code: finding.UndefinedName, Exception: "NameError", Range: u.Range,
 			Message:    fmt.Sprintf("name '%s' is not defined: it is deleted on line %d of this cell", name, d.Range.Start.Line+1),
 			Evidence:   []string{fmt.Sprintf("del %s on line %d", name, d.Range.Start.Line+1)},
 			Confidence: 0.95,
@@ -189,7 +189,7 @@ func (fl *Flow) judgeUse(fc *flowCell, f *CellFacts, u Use, opts Options) (Findi
 		return fl.staleness(fc, name, u)
 	}
 	if fl.star || starBefore(f, u.Range.Start) || fl.notRunStar >= 0 && fl.notRunStar < fc.index {
-		return Finding{}, false // a star import may define anything
+		return finding.Finding{}, false // a star import may define anything
 	}
 	// Bound only by cells that have not run.
 	var above, below *DefSite
@@ -210,8 +210,8 @@ func (fl *Flow) judgeUse(fc *flowCell, f *CellFacts, u Use, opts Options) (Findi
 	}
 	if above != nil {
 		evidence = append(evidence, fmt.Sprintf("'%s' is defined in cell %d, which has not run", name, above.Index+1))
-		return Finding{
-			Severity: SeverityWarning, Code: finding.NotRunDefinition, Exception: "NameError", Range: u.Range,
+		return finding.Finding{
+			Severity: finding.SeverityWarning, Code: finding.NotRunDefinition, Exception: "NameError", Range: u.Range,
 			Message:    fmt.Sprintf("'%s' is defined in cell %d, which has not run yet%s", name, above.Index+1, where),
 			Evidence:   evidence,
 			Confidence: 0.5,
@@ -230,8 +230,8 @@ func (fl *Flow) judgeUse(fc *flowCell, f *CellFacts, u Use, opts Options) (Findi
 	} else {
 		evidence = append(evidence, fmt.Sprintf("no cell defines '%s'", name))
 	}
-	fd := Finding{
-		Severity: SeverityError, Code: finding.UndefinedName, Exception: "NameError", Range: u.Range,
+	fd := finding.Finding{
+		Severity: finding.SeverityError, Code: finding.UndefinedName, Exception: "NameError", Range: u.Range,
 		Message: msg, Evidence: evidence, Confidence: 0.9,
 	}
 	if opts.Namespace != nil {
@@ -239,8 +239,8 @@ func (fl *Flow) judgeUse(fc *flowCell, f *CellFacts, u Use, opts Options) (Findi
 	}
 	if below == nil {
 		if alt := fl.closestName(name, opts); alt != "" {
-			fd.Fixes = []Fix{{Title: fmt.Sprintf("Change '%s' to '%s'", name, alt), Preferred: true,
-				Edits: []Edit{{Range: u.Range, NewText: alt}}}}
+			fd.Fixes = []finding.Fix{{Title: fmt.Sprintf("Change '%s' to '%s'", name, alt), Preferred: true,
+				Edits: []finding.Edit{{Range: u.Range, NewText: alt}}}}
 			fd.Evidence = append(fd.Evidence, fmt.Sprintf("'%s' is defined and differs by a letter or two", alt))
 		}
 	}
@@ -250,10 +250,10 @@ func (fl *Flow) judgeUse(fc *flowCell, f *CellFacts, u Use, opts Options) (Findi
 // staleness reports out-of-order hazards for a name that is defined. Both checks are
 // about page order disagreeing with execution order; a notebook run top to bottom never
 // triggers them.
-func (fl *Flow) staleness(fc *flowCell, name string, u Use) (Finding, bool) {
+func (fl *Flow) staleness(fc *flowCell, name string, u Use) (finding.Finding, bool) {
 	last, ok := fl.LastDefinition(name)
 	if !ok || last.CellID == fc.id {
-		return Finding{}, false
+		return finding.Finding{}, false
 	}
 	if fc.order == 0 {
 		// About to run: the definition nearest above this cell is the one the user reads
@@ -265,14 +265,14 @@ func (fl *Flow) staleness(fc *flowCell, name string, u Use) (Finding, bool) {
 			}
 		}
 		if near == nil || near.CellID == last.CellID {
-			return Finding{}, false
+			return finding.Finding{}, false
 		}
 		pos := "below"
 		if last.Index < fc.index {
 			pos = "above"
 		}
-		return Finding{
-			Severity: SeverityWarning, Code: finding.StaleDefinition, Range: u.Range,
+		return finding.Finding{
+			Severity: finding.SeverityWarning, Code: finding.StaleDefinition, Range: u.Range,
 			Message: fmt.Sprintf("'%s' comes from cell %d (run %d), %s this cell, not from cell %d just above it",
 				name, last.Index+1, last.ExecutionOrder, pos, near.Index+1),
 			Evidence: []string{
@@ -286,8 +286,8 @@ func (fl *Flow) staleness(fc *flowCell, name string, u Use) (Finding, bool) {
 	if last.ExecutionOrder > fc.order && last.Index < fc.index {
 		seen, ok := fl.lastBefore(name, fc.order, fc.id)
 		if ok && (seen.CellID != last.CellID || last.Kind == DefAugAssign) {
-			return Finding{
-				Severity: SeverityWarning, Code: finding.StaleDefinition, Range: u.Range,
+			return finding.Finding{
+				Severity: finding.SeverityWarning, Code: finding.StaleDefinition, Range: u.Range,
 				Message: fmt.Sprintf("%s was last set by cell %d (run %d), after this cell (run %d) read it",
 					name, last.Index+1, last.ExecutionOrder, fc.order),
 				Evidence: []string{
@@ -299,7 +299,7 @@ func (fl *Flow) staleness(fc *flowCell, name string, u Use) (Finding, bool) {
 			}, true
 		}
 	}
-	return Finding{}, false
+	return finding.Finding{}, false
 }
 
 func runText(order int) string {
@@ -324,7 +324,7 @@ func (fl *Flow) deletedBy(name string) (DefSite, bool) {
 }
 
 // lastDefBefore returns the cell's last binding of name before p.
-func lastDefBefore(f *CellFacts, name string, p Position) (Def, bool) {
+func lastDefBefore(f *CellFacts, name string, p finding.Position) (Def, bool) {
 	var last Def
 	found := false
 	for _, d := range f.Defs {
@@ -337,7 +337,7 @@ func lastDefBefore(f *CellFacts, name string, p Position) (Def, bool) {
 
 // starBefore reports whether the cell star-imports before p (%run counts; exec() and
 // globals() writes count anywhere in the cell).
-func starBefore(f *CellFacts, p Position) bool {
+func starBefore(f *CellFacts, p finding.Position) bool {
 	for _, s := range f.StarImports {
 		if s == "globals()" || s == "vars()" || strings.HasSuffix(s, ")") {
 			return true

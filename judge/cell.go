@@ -7,6 +7,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/kernelclient"
 	"github.com/premortem/premortem/llm"
 	"github.com/premortem/premortem/notebook"
@@ -29,7 +30,7 @@ type Judge struct {
 // Runtime is what the runtime layer learned about one cell.
 type Runtime struct {
 	Inspection *facts.Inspection
-	Findings   []analysis.Finding
+	Findings   []finding.Finding
 }
 
 // Cell judges one cell with every enabled layer and merges the answers: the pipeline
@@ -90,7 +91,7 @@ func safely(layer string, f func()) (err error) {
 
 // LLMInput builds the LLM layer's input for a cell: the executed history in execution
 // order, the cells the target depends on, the runtime facts and the evidence.
-func LLMInput(nb *notebook.Notebook, res *analysis.Result, cellID string, insp *facts.Inspection, evidence []analysis.Finding) llm.Input {
+func LLMInput(nb *notebook.Notebook, res *analysis.Result, cellID string, insp *facts.Inspection, evidence []finding.Finding) llm.Input {
 	var in llm.Input
 	pos := map[string]int{}
 	for _, c := range nb.History() {
@@ -121,7 +122,7 @@ func LLMInput(nb *notebook.Notebook, res *analysis.Result, cellID string, insp *
 // Explain asks the LLM for a longer diagnosis of the first of a cell's findings (Markdown),
 // from the same input the LLM layer predicts with: the executed history, the cell's
 // dependencies, the runtime facts and every finding as evidence.
-func Explain(ctx context.Context, client *LLMClient, nb *notebook.Notebook, res *analysis.Result, cellID string, insp *facts.Inspection, fs []analysis.Finding) (string, error) {
+func Explain(ctx context.Context, client *LLMClient, nb *notebook.Notebook, res *analysis.Result, cellID string, insp *facts.Inspection, fs []finding.Finding) (string, error) {
 	if len(fs) == 0 {
 		return "", errors.New("explain: no finding to explain")
 	}

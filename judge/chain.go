@@ -11,6 +11,7 @@ import (
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/analysis/repair"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/kernelclient"
 	"github.com/premortem/premortem/notebook"
 )
@@ -97,7 +98,7 @@ func (j *Judge) chain(ctx context.Context, c *candidate, base repair.Input, insp
 		if err != nil {
 			continue
 		}
-		fix := analysis.Fix{Title: composeTitle(append(append([]string(nil), c.steps...), rc.Fix.Title))}
+		fix := finding.Fix{Title: composeTitle(append(append([]string(nil), c.steps...), rc.Fix.Title))}
 		final := map[string]string{}
 		for id, t := range c.after {
 			final[id] = t
@@ -138,7 +139,7 @@ func failureOf(exception, message string) string {
 
 // mapLine returns where 0-based line l of a text lies after the edits (all of one cell,
 // in its original coordinates) are applied: lines inserted or removed above it move it.
-func mapLine(l int, edits []analysis.Edit) int {
+func mapLine(l int, edits []finding.Edit) int {
 	out := l
 	for _, e := range edits {
 		if e.Cell != "" {

@@ -3,7 +3,7 @@ package judge
 import (
 	"testing"
 
-	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 func TestComposeTitle(t *testing.T) {
@@ -15,19 +15,19 @@ func TestComposeTitle(t *testing.T) {
 }
 
 func TestMapLine(t *testing.T) {
-	at := func(l int) analysis.Range {
-		return analysis.Range{Start: analysis.Position{Line: l}, End: analysis.Position{Line: l}}
+	at := func(l int) finding.Range {
+		return finding.Range{Start: finding.Position{Line: l}, End: finding.Position{Line: l}}
 	}
 	tests := []struct {
 		name  string
-		edits []analysis.Edit
+		edits []finding.Edit
 		want  int
 	}{
-		{"an import above", []analysis.Edit{{Range: at(0), NewText: "import numpy as np\n"}}, 4},
-		{"two lines before the crash line itself", []analysis.Edit{{Range: at(3), NewText: "a = 1\nb = 2\n"}}, 5},
-		{"an edit below", []analysis.Edit{{Range: at(5), NewText: "x = 1\n"}}, 3},
-		{"a change within the line", []analysis.Edit{{Range: analysis.Range{Start: analysis.Position{Line: 3, Character: 4}, End: analysis.Position{Line: 3, Character: 6}}, NewText: "y"}}, 3},
-		{"an edit of another cell", []analysis.Edit{{Cell: "c1", Range: at(0), NewText: "z = 0\n"}}, 3},
+		{"an import above", []finding.Edit{{Range: at(0), NewText: "import numpy as np\n"}}, 4},
+		{"two lines before the crash line itself", []finding.Edit{{Range: at(3), NewText: "a = 1\nb = 2\n"}}, 5},
+		{"an edit below", []finding.Edit{{Range: at(5), NewText: "x = 1\n"}}, 3},
+		{"a change within the line", []finding.Edit{{Range: finding.Range{Start: finding.Position{Line: 3, Character: 4}, End: finding.Position{Line: 3, Character: 6}}, NewText: "y"}}, 3},
+		{"an edit of another cell", []finding.Edit{{Cell: "c1", Range: at(0), NewText: "z = 0\n"}}, 3},
 	}
 	for _, tc := range tests {
 		if got := mapLine(3, tc.edits); got != tc.want {

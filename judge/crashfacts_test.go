@@ -3,8 +3,8 @@ package judge
 import (
 	"testing"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // TestCrashFacts: the shadow run's crash-frame facts reach the repair input only when that
@@ -15,14 +15,14 @@ func TestCrashFacts(t *testing.T) {
 	tests := []struct {
 		name string
 		r    *facts.ShadowResult
-		f    analysis.Finding
+		f    finding.Finding
 		want bool
 	}{
-		{"the same exception", failed, analysis.Finding{Exception: "ValueError"}, true},
-		{"a module-qualified name of it", failed, analysis.Finding{Exception: "builtins.ValueError"}, true},
-		{"another exception: other objects", failed, analysis.Finding{Exception: "KeyError"}, false},
-		{"a clean run has none", &facts.ShadowResult{Status: facts.ShadowOK, CrashFacts: cf}, analysis.Finding{Exception: "ValueError"}, false},
-		{"no run", nil, analysis.Finding{Exception: "ValueError"}, false},
+		{"the same exception", failed, finding.Finding{Exception: "ValueError"}, true},
+		{"a module-qualified name of it", failed, finding.Finding{Exception: "builtins.ValueError"}, true},
+		{"another exception: other objects", failed, finding.Finding{Exception: "KeyError"}, false},
+		{"a clean run has none", &facts.ShadowResult{Status: facts.ShadowOK, CrashFacts: cf}, finding.Finding{Exception: "ValueError"}, false},
+		{"no run", nil, finding.Finding{Exception: "ValueError"}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,15 +3,15 @@ package judge
 import (
 	"strings"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/analysis/repair"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // crashKeys returns the keys the cell's shadow run saw on its crash line (the objects it
 // subscripts or reads attributes of), when that run's crash is the one the finding is
 // about; the missing-name repairs take the labels that do exist from them.
-func crashKeys(r *facts.ShadowResult, f analysis.Finding) []facts.CrashKeys {
+func crashKeys(r *facts.ShadowResult, f finding.Finding) []facts.CrashKeys {
 	if r == nil || r.Status != facts.ShadowError || len(r.CrashKeys) == 0 {
 		return nil
 	}
@@ -24,7 +24,7 @@ func crashKeys(r *facts.ShadowResult, f analysis.Finding) []facts.CrashKeys {
 // crashFacts returns the facts of the crash line's names as the cell's shadow run held them
 // at the crash, when that run's crash is the one the finding is about: the repairs of a
 // cell that builds its own data reason from them.
-func crashFacts(r *facts.ShadowResult, f analysis.Finding) map[string]facts.Value {
+func crashFacts(r *facts.ShadowResult, f finding.Finding) map[string]facts.Value {
 	if r == nil || r.Status != facts.ShadowError || len(r.CrashFacts) == 0 {
 		return nil
 	}
@@ -37,7 +37,7 @@ func crashFacts(r *facts.ShadowResult, f analysis.Finding) map[string]facts.Valu
 // crashSite is the executed cell whose code raised the shadow run's exception, when the
 // finding is that exception and the traceback goes through code an earlier cell defined
 // (repair.FrameSite); nil otherwise.
-func crashSite(r *facts.ShadowResult, f analysis.Finding, hist []repair.Cell) *repair.Site {
+func crashSite(r *facts.ShadowResult, f finding.Finding, hist []repair.Cell) *repair.Site {
 	if r == nil || r.Status != facts.ShadowError || len(r.Frames) == 0 {
 		return nil
 	}
@@ -53,7 +53,7 @@ func crashSite(r *facts.ShadowResult, f analysis.Finding, hist []repair.Cell) *r
 
 // crashSuggestions are the shadow run's nearest existing names for the missing one, when
 // the finding is that run's exception.
-func crashSuggestions(r *facts.ShadowResult, f analysis.Finding) *facts.Suggestions {
+func crashSuggestions(r *facts.ShadowResult, f finding.Finding) *facts.Suggestions {
 	if r == nil || r.Status != facts.ShadowError || r.Suggestions == nil {
 		return nil
 	}
@@ -65,7 +65,7 @@ func crashSuggestions(r *facts.ShadowResult, f analysis.Finding) *facts.Suggesti
 
 // sameException reports whether the finding is about the run's exception (either may name
 // it with its module).
-func sameException(r *facts.ShadowResult, f analysis.Finding) bool {
+func sameException(r *facts.ShadowResult, f finding.Finding) bool {
 	return sameExceptionName(f.Exception, r.Exception)
 }
 
@@ -78,7 +78,7 @@ func sameExceptionName(pred, real string) bool {
 
 // siteFacts are the crash facts of the frame where an earlier cell's code raised, when the
 // finding is the run's exception.
-func siteFacts(r *facts.ShadowResult, f analysis.Finding) map[string]facts.Value {
+func siteFacts(r *facts.ShadowResult, f finding.Finding) map[string]facts.Value {
 	if r == nil || r.Status != facts.ShadowError || !sameException(r, f) {
 		return nil
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/internal/testkit/python"
 	"github.com/premortem/premortem/judge"
 )
@@ -55,7 +56,7 @@ func BenchmarkFirstAnswer(b *testing.B) {
 				fs, _ := judge.ShadowFindings("c", code, analysis.ParseCell(code), r)
 				alarm := false
 				for _, x := range fs {
-					if x.Severity == analysis.SeverityError || x.Severity == analysis.SeverityWarning {
+					if x.Severity == finding.SeverityError || x.Severity == finding.SeverityWarning {
 						alarm = true
 					}
 				}

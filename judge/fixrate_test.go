@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/analysis/repair"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/internal/testkit/python"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/kernelclient"
@@ -219,7 +219,7 @@ func measureFix(path string, cell int) (o fixOutcome) {
 		return o
 	}
 	o.predicted = true
-	var fix *analysis.Fix
+	var fix *finding.Fix
 	for i := range v.Findings {
 		f := &v.Findings[i]
 		if f.Exception == "" || len(f.Fixes) == 0 {
@@ -246,7 +246,7 @@ func measureFix(path string, cell int) (o fixOutcome) {
 // replayEdited runs the notebook's executed cells in execution order and then the target,
 // with the fix applied, in a fresh kernel started in the notebook's folder; it returns ""
 // when every cell ran, else what failed.
-func replayEdited(ctx context.Context, path string, nb *notebook.Notebook, target string, fix analysis.Fix) string {
+func replayEdited(ctx context.Context, path string, nb *notebook.Notebook, target string, fix finding.Fix) string {
 	texts := map[string]string{}
 	for _, c := range nb.Cells {
 		texts[c.ID] = c.Text

@@ -6,7 +6,7 @@
 // in the terminal and in the editor.
 package judge
 
-import "github.com/premortem/premortem/analysis"
+import "github.com/premortem/premortem/finding"
 
 // Verdicts of a cell, as in the `premortem check` JSON contract.
 const (
@@ -26,7 +26,7 @@ type CellVerdict struct {
 	// Confidence in the verdict, in [0,1].
 	Confidence float64
 	// Findings from every layer, strongest first (shadow > rules > static > llm on ties).
-	Findings []analysis.Finding
+	Findings []finding.Finding
 	// Reason says why the verdict is unknown ("the shadow run timed out after 3 s"); empty
 	// for crash and ok.
 	Reason string

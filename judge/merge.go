@@ -6,19 +6,18 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/finding"
 )
 
 // Layers holds what each layer said about one cell, before merging.
 type Layers struct {
-	Static []analysis.Finding
-	Rules  []analysis.Finding
+	Static []finding.Finding
+	Rules  []finding.Finding
 	// Shadow is the shadow run's outcome (nil: not run) and ShadowFindings its findings.
 	Shadow         *facts.ShadowResult
-	ShadowFindings []analysis.Finding
-	LLM            []analysis.Finding
+	ShadowFindings []finding.Finding
+	LLM            []finding.Finding
 	// RuntimeChecked is true when the rules ran against a kernel's facts.
 	RuntimeChecked bool
 	// NoShadow says why no shadow run was tried ("shadow runs are off", "no kernel"), for
@@ -45,7 +44,7 @@ func Merge(cellID string, index int, l Layers) *CellVerdict {
 	case CleanShadow(l.Shadow):
 		// The cell ran to its end in a copy of the kernel: predictions of a crash were wrong.
 		// Hazards that are not crashes (stale definitions) stay, as warnings.
-		dismissed := map[analysis.Source]int{}
+		dismissed := map[finding.Source]int{}
 		for _, f := range concat(l.Static, l.Rules, l.LLM) {
 			if predictsCrash(f) {
 				dismissed[f.Source]++
@@ -53,9 +52,9 @@ func Merge(cellID string, index int, l Layers) *CellVerdict {
 			}
 			v.Findings = append(v.Findings, f)
 		}
-		if n := dismissed[analysis.SourceStatic] + dismissed[analysis.SourceRules] + dismissed[analysis.SourceLLM]; n > 0 {
+		if n := dismissed[finding.SourceStatic] + dismissed[finding.SourceRules] + dismissed[finding.SourceLLM]; n > 0 {
 			var by []string
-			for _, s := range []analysis.Source{analysis.SourceRules, analysis.SourceStatic, analysis.SourceLLM} {
+			for _, s := range []finding.Source{finding.SourceRules, finding.SourceStatic, finding.SourceLLM} {
 				if dismissed[s] > 0 {
 					by = append(by, fmt.Sprintf("%d %s", dismissed[s], s))
 				}
@@ -78,7 +77,7 @@ func Merge(cellID string, index int, l Layers) *CellVerdict {
 // foldSameCrash keeps one finding per predicted crash: when several layers predict the same
 // exception on the same line, the strongest (first in sorted order) stays and takes the
 // others' evidence, fixes and explanation, so the user reads the crash once.
-func foldSameCrash(fs []analysis.Finding) []analysis.Finding {
+func foldSameCrash(fs []finding.Finding) []finding.Finding {
 	type key struct {
 		line int
 		exc  string
@@ -104,7 +103,7 @@ func foldSameCrash(fs []analysis.Finding) []analysis.Finding {
 		m := &out[i]
 		m.Evidence = appendNew(append([]string(nil), m.Evidence...), f.Evidence...)
 		if len(m.Fixes) == 0 && len(f.Fixes) > 0 {
-			m.Fixes = append([]analysis.Fix(nil), f.Fixes...)
+			m.Fixes = append([]finding.Fix(nil), f.Fixes...)
 		}
 		if m.Explanation == "" {
 			m.Explanation = f.Explanation
@@ -120,10 +119,10 @@ func foldSameCrash(fs []analysis.Finding) []analysis.Finding {
 // further predictions of that same crash only lend their evidence and fixes, so the user
 // sees the crash once. Findings elsewhere in the cell stay as they are, except LLM guesses
 // that the real run contradicts.
-func mergeConfirmed(l Layers) []analysis.Finding {
+func mergeConfirmed(l Layers) []finding.Finding {
 	ci := -1
 	for i := range l.ShadowFindings {
-		if l.ShadowFindings[i].Severity == analysis.SeverityError {
+		if l.ShadowFindings[i].Severity == finding.SeverityError {
 			ci = i
 			break
 		}
@@ -132,7 +131,7 @@ func mergeConfirmed(l Layers) []analysis.Finding {
 		return concat(l.Static, l.Rules, l.ShadowFindings, l.LLM)
 	}
 	confirmed := l.ShadowFindings[ci]
-	var out []analysis.Finding
+	var out []finding.Finding
 	folded := -1
 	for _, f := range concat(l.Rules, l.Static) {
 		if !sameCrash(f, confirmed) {
@@ -141,14 +140,14 @@ func mergeConfirmed(l Layers) []analysis.Finding {
 		}
 		if folded < 0 {
 			m := f
-			m.Source = analysis.SourceShadow
-			m.Severity = analysis.SeverityError
+			m.Source = finding.SourceShadow
+			m.Severity = finding.SeverityError
 			m.Confidence = 1
 			if confirmed.Exception != "" {
 				m.Exception = confirmed.Exception
 			}
 			m.Evidence = appendNew(append([]string(nil), confirmed.Evidence...), f.Evidence...)
-			m.Fixes = append([]analysis.Fix(nil), f.Fixes...)
+			m.Fixes = append([]finding.Fix(nil), f.Fixes...)
 			m.Related = append(append([]finding.Related(nil), confirmed.Related...), f.Related...)
 			out = append(out, m)
 			folded = len(out) - 1
@@ -163,14 +162,14 @@ func mergeConfirmed(l Layers) []analysis.Finding {
 		out = append(out, confirmed)
 	}
 	for i, f := range l.ShadowFindings {
-		if i != ci && f.Severity != analysis.SeverityError {
+		if i != ci && f.Severity != finding.SeverityError {
 			out = append(out, f)
 		}
 	}
 	for _, f := range l.LLM {
 		// The LLM's explanation of the real crash is worth keeping; its other guesses are not.
 		if f.Range.Start.Line == confirmed.Range.Start.Line {
-			f.Severity = analysis.SeverityInfo
+			f.Severity = finding.SeverityInfo
 			out = append(out, f)
 		}
 	}
@@ -193,7 +192,7 @@ func appendNew(dst []string, add ...string) []string {
 }
 
 // sameCrash reports whether a predicted finding describes the crash a shadow run found.
-func sameCrash(pred, real analysis.Finding) bool {
+func sameCrash(pred, real finding.Finding) bool {
 	if pred.Range.Start.Line != real.Range.Start.Line || !predictsCrash(pred) {
 		return false
 	}
@@ -202,24 +201,24 @@ func sameCrash(pred, real analysis.Finding) bool {
 
 // Awaits reports whether a finding should wait for a shadow run of the same state that is
 // coming before an editor shows it: a crash the static layer or the rules predict that is
-// not certain by construction (analysis.Finding.Certain), which a clean run would dismiss
+// not certain by construction (finding.Finding.Certain), which a clean run would dismiss
 // (Merge) a moment after the user saw it.
-func Awaits(f analysis.Finding) bool {
-	return predictsCrash(f) && !f.Certain && (f.Source == analysis.SourceStatic || f.Source == analysis.SourceRules)
+func Awaits(f finding.Finding) bool {
+	return predictsCrash(f) && !f.Certain && (f.Source == finding.SourceStatic || f.Source == finding.SourceRules)
 }
 
 // predictsCrash reports whether a finding says the cell will raise.
-func predictsCrash(f analysis.Finding) bool {
+func predictsCrash(f finding.Finding) bool {
 	if f.Exception == "" {
 		return false
 	}
-	return f.Severity == analysis.SeverityError || f.Severity == analysis.SeverityWarning
+	return f.Severity == finding.SeverityError || f.Severity == finding.SeverityWarning
 }
 
 // verdictOf says crash when a finding predicts one, ok only when a clean, unshortened
 // shadow run backs it, and unknown otherwise: no layer that found nothing has proven that
 // nothing is there.
-func verdictOf(fs []analysis.Finding, l Layers) (string, float64) {
+func verdictOf(fs []finding.Finding, l Layers) (string, float64) {
 	best := 0.0
 	crash := false
 	for _, f := range fs {
@@ -228,9 +227,9 @@ func verdictOf(fs []analysis.Finding, l Layers) (string, float64) {
 		}
 		c := f.Confidence
 		if c == 0 {
-			c = map[analysis.Severity]float64{analysis.SeverityError: 0.9, analysis.SeverityWarning: 0.6}[f.Severity]
+			c = map[finding.Severity]float64{finding.SeverityError: 0.9, finding.SeverityWarning: 0.6}[f.Severity]
 		}
-		if f.Severity == analysis.SeverityError || c >= 0.5 {
+		if f.Severity == finding.SeverityError || c >= 0.5 {
 			crash = true
 			if c > best {
 				best = c
@@ -294,10 +293,10 @@ func UnknownReason(l Layers) string {
 	return "no layer could tell"
 }
 
-var sourceRank = map[analysis.Source]int{analysis.SourceShadow: 0, analysis.SourceRules: 1, analysis.SourceStatic: 2, analysis.SourceLLM: 3}
-var severityRank = map[analysis.Severity]int{analysis.SeverityError: 0, analysis.SeverityWarning: 1, analysis.SeverityInfo: 2, analysis.SeverityHint: 3}
+var sourceRank = map[finding.Source]int{finding.SourceShadow: 0, finding.SourceRules: 1, finding.SourceStatic: 2, finding.SourceLLM: 3}
+var severityRank = map[finding.Severity]int{finding.SeverityError: 0, finding.SeverityWarning: 1, finding.SeverityInfo: 2, finding.SeverityHint: 3}
 
-func sortFindings(fs []analysis.Finding) {
+func sortFindings(fs []finding.Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
 		if severityRank[a.Severity] != severityRank[b.Severity] {
@@ -310,8 +309,8 @@ func sortFindings(fs []analysis.Finding) {
 	})
 }
 
-func concat(lists ...[]analysis.Finding) []analysis.Finding {
-	var out []analysis.Finding
+func concat(lists ...[]finding.Finding) []finding.Finding {
+	var out []finding.Finding
 	for _, l := range lists {
 		out = append(out, l...)
 	}

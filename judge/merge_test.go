@@ -5,39 +5,39 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
-func rng(line, c0, c1 int) analysis.Range {
-	return analysis.Range{Start: analysis.Position{Line: line, Character: c0}, End: analysis.Position{Line: line, Character: c1}}
+func rng(line, c0, c1 int) finding.Range {
+	return finding.Range{Start: finding.Position{Line: line, Character: c0}, End: finding.Position{Line: line, Character: c1}}
 }
 
-func mkFinding(src analysis.Source, sev analysis.Severity, code, exc string, line, c0, c1 int) analysis.Finding {
-	return analysis.Finding{Cell: "c", Source: src, Severity: sev, Code: code, Exception: exc, Message: code + " message",
+func mkFinding(src finding.Source, sev finding.Severity, code, exc string, line, c0, c1 int) finding.Finding {
+	return finding.Finding{Cell: "c", Source: src, Severity: sev, Code: code, Exception: exc, Message: code + " message",
 		Range: rng(line, c0, c1), Evidence: []string{string(src) + " evidence"}}
 }
 
-func withFix(f analysis.Finding, title string) analysis.Finding {
-	f.Fixes = []analysis.Fix{{Title: title, Preferred: true, Edits: []analysis.Edit{{Range: f.Range, NewText: "x"}}}}
+func withFix(f finding.Finding, title string) finding.Finding {
+	f.Fixes = []finding.Fix{{Title: title, Preferred: true, Edits: []finding.Edit{{Range: f.Range, NewText: "x"}}}}
 	return f
 }
 
 var (
 	shadowKeyError = &facts.ShadowResult{Status: facts.ShadowError, Exception: "KeyError", Message: "'age'", Line: 2}
-	shadowKeyFind  = analysis.Finding{Cell: "c", Source: analysis.SourceShadow, Severity: analysis.SeverityError, Code: "key-error",
+	shadowKeyFind  = finding.Finding{Cell: "c", Source: finding.SourceShadow, Severity: finding.SeverityError, Code: "key-error",
 		Exception: "KeyError", Message: "KeyError: 'age'", Range: rng(1, 0, 20), Evidence: []string{"shadow run: KeyError at line 2"}, Confidence: 1}
 )
 
 // brief is what a test compares: source, severity, code, exception, 1-based line.
 type brief struct {
-	Source    analysis.Source
-	Severity  analysis.Severity
+	Source    finding.Source
+	Severity  finding.Severity
 	Code, Exc string
 	Line      int
 }
 
-func briefs(fs []analysis.Finding) []brief {
+func briefs(fs []finding.Finding) []brief {
 	out := []brief{}
 	for _, f := range fs {
 		out = append(out, brief{f.Source, f.Severity, f.Code, f.Exception, f.Range.Start.Line + 1})
@@ -49,8 +49,8 @@ func briefs(fs []analysis.Finding) []brief {
 var shortLoop = &facts.DevRun{Cap: 3, Shortened: true, Loops: []facts.DevLoop{{Line: 2, Kind: "for", Header: "i in range(100)", Entries: 1, Ran: 3, Shortened: true, Total: 100}}}
 
 func TestMerge(t *testing.T) {
-	E, W, I := analysis.SeverityError, analysis.SeverityWarning, analysis.SeverityInfo
-	S, R, St, L := analysis.SourceShadow, analysis.SourceRules, analysis.SourceStatic, analysis.SourceLLM
+	E, W, I := finding.SeverityError, finding.SeverityWarning, finding.SeverityInfo
+	S, R, St, L := finding.SourceShadow, finding.SourceRules, finding.SourceStatic, finding.SourceLLM
 	tests := []struct {
 		name     string
 		layers   Layers
@@ -74,41 +74,41 @@ func TestMerge(t *testing.T) {
 		},
 		{
 			name:    "rule error without shadow",
-			layers:  Layers{Rules: []analysis.Finding{mkFinding(R, E, "missing-column", "KeyError", 1, 14, 19)}, RuntimeChecked: true},
+			layers:  Layers{Rules: []finding.Finding{mkFinding(R, E, "missing-column", "KeyError", 1, 14, 19)}, RuntimeChecked: true},
 			verdict: VerdictCrash, conf: 0.9, want: []brief{{R, E, "missing-column", "KeyError", 2}},
 		},
 		{
 			name: "shadow confirms the rule: one finding, the rule's code, shadow source",
-			layers: Layers{Rules: []analysis.Finding{withFix(mkFinding(R, E, "missing-column", "KeyError", 1, 14, 19), "Use column 'Age'")},
-				Shadow: shadowKeyError, ShadowFindings: []analysis.Finding{shadowKeyFind}, RuntimeChecked: true},
+			layers: Layers{Rules: []finding.Finding{withFix(mkFinding(R, E, "missing-column", "KeyError", 1, 14, 19), "Use column 'Age'")},
+				Shadow: shadowKeyError, ShadowFindings: []finding.Finding{shadowKeyFind}, RuntimeChecked: true},
 			verdict: VerdictCrash, conf: 1, want: []brief{{S, E, "missing-column", "KeyError", 2}},
 		},
 		{
 			name: "shadow confirms rule and static on the same line: still one finding",
 			layers: Layers{
-				Static: []analysis.Finding{mkFinding(St, E, "undefined-name", "KeyError", 1, 3, 5)},
-				Rules:  []analysis.Finding{withFix(mkFinding(R, E, "missing-column", "KeyError", 1, 14, 19), "Use column 'Age'")},
-				Shadow: shadowKeyError, ShadowFindings: []analysis.Finding{shadowKeyFind}},
+				Static: []finding.Finding{mkFinding(St, E, "undefined-name", "KeyError", 1, 3, 5)},
+				Rules:  []finding.Finding{withFix(mkFinding(R, E, "missing-column", "KeyError", 1, 14, 19), "Use column 'Age'")},
+				Shadow: shadowKeyError, ShadowFindings: []finding.Finding{shadowKeyFind}},
 			verdict: VerdictCrash, conf: 1, want: []brief{{S, E, "missing-column", "KeyError", 2}},
 		},
 		{
 			name: "shadow crash with a rule finding of another exception on the same line: both stand, shadow first",
-			layers: Layers{Rules: []analysis.Finding{mkFinding(R, W, "dtype", "TypeError", 1, 0, 3)},
-				Shadow: shadowKeyError, ShadowFindings: []analysis.Finding{shadowKeyFind}},
+			layers: Layers{Rules: []finding.Finding{mkFinding(R, W, "dtype", "TypeError", 1, 0, 3)},
+				Shadow: shadowKeyError, ShadowFindings: []finding.Finding{shadowKeyFind}},
 			verdict: VerdictCrash, conf: 1, want: []brief{{S, E, "key-error", "KeyError", 2}, {R, W, "dtype", "TypeError", 2}},
 		},
 		{
 			name: "shadow crash and a rule prediction on a later line: both stand",
-			layers: Layers{Rules: []analysis.Finding{mkFinding(R, E, "not-fitted", "NotFittedError", 4, 0, 3)},
-				Shadow: shadowKeyError, ShadowFindings: []analysis.Finding{shadowKeyFind}},
+			layers: Layers{Rules: []finding.Finding{mkFinding(R, E, "not-fitted", "NotFittedError", 4, 0, 3)},
+				Shadow: shadowKeyError, ShadowFindings: []finding.Finding{shadowKeyFind}},
 			verdict: VerdictCrash, conf: 1, want: []brief{{S, E, "key-error", "KeyError", 2}, {R, E, "not-fitted", "NotFittedError", 5}},
 		},
 		{
 			name: "clean shadow run dismisses crash predictions of every layer",
 			layers: Layers{
-				Static: []analysis.Finding{mkFinding(St, E, "undefined-name", "NameError", 0, 0, 3)},
-				Rules:  []analysis.Finding{mkFinding(R, E, "missing-column", "KeyError", 1, 14, 19)},
-				LLM:    []analysis.Finding{mkFinding(L, W, "llm-crash", "ValueError", 2, 0, 3)},
+				Static: []finding.Finding{mkFinding(St, E, "undefined-name", "NameError", 0, 0, 3)},
+				Rules:  []finding.Finding{mkFinding(R, E, "missing-column", "KeyError", 1, 14, 19)},
+				LLM:    []finding.Finding{mkFinding(L, W, "llm-crash", "ValueError", 2, 0, 3)},
 				Shadow: &facts.ShadowResult{Status: facts.ShadowOK}, RuntimeChecked: true},
 			verdict: VerdictOK, conf: 0.97, want: []brief{},
 			wantNote: "3 crash predictions dismissed (1 rules, 1 static, 1 llm)",
@@ -116,7 +116,7 @@ func TestMerge(t *testing.T) {
 		{
 			name: "clean shadow run keeps hazards that are not crashes",
 			layers: Layers{
-				Static: []analysis.Finding{mkFinding(St, W, "stale-definition", "", 0, 0, 3)},
+				Static: []finding.Finding{mkFinding(St, W, "stale-definition", "", 0, 0, 3)},
 				Shadow: &facts.ShadowResult{Status: facts.ShadowOK}},
 			verdict: VerdictOK, conf: 0.97, want: []brief{{St, W, "stale-definition", "", 1}},
 		},
@@ -127,7 +127,7 @@ func TestMerge(t *testing.T) {
 		},
 		{
 			name: "a clean fast dev run that shortened a loop proves nothing: the rule warning is not dismissed",
-			layers: Layers{Rules: []analysis.Finding{mkFinding(R, W, "dtype", "TypeError", 3, 0, 3)},
+			layers: Layers{Rules: []finding.Finding{mkFinding(R, W, "dtype", "TypeError", 3, 0, 3)},
 				Shadow: &facts.ShadowResult{Status: facts.ShadowOK, DevRun: shortLoop}, RuntimeChecked: true},
 			verdict: VerdictCrash, conf: 0.6, want: []brief{{R, W, "dtype", "TypeError", 4}},
 		},
@@ -143,7 +143,7 @@ func TestMerge(t *testing.T) {
 		},
 		{
 			name: "shadow timeout does not hide a certain rule",
-			layers: Layers{Rules: []analysis.Finding{mkFinding(R, E, "missing-column", "KeyError", 1, 14, 19)},
+			layers: Layers{Rules: []finding.Finding{mkFinding(R, E, "missing-column", "KeyError", 1, 14, 19)},
 				Shadow: &facts.ShadowResult{Status: facts.ShadowTimeout}},
 			verdict: VerdictCrash, conf: 0.9, want: []brief{{R, E, "missing-column", "KeyError", 2}},
 		},
@@ -155,13 +155,13 @@ func TestMerge(t *testing.T) {
 		{
 			name: "LLM guesses the real run contradicts are dropped; its note on the crash line stays as info",
 			layers: Layers{
-				LLM:    []analysis.Finding{mkFinding(L, E, "llm-crash", "KeyError", 1, 0, 3), mkFinding(L, W, "llm-crash", "ValueError", 3, 0, 3)},
-				Shadow: shadowKeyError, ShadowFindings: []analysis.Finding{shadowKeyFind}},
+				LLM:    []finding.Finding{mkFinding(L, E, "llm-crash", "KeyError", 1, 0, 3), mkFinding(L, W, "llm-crash", "ValueError", 3, 0, 3)},
+				Shadow: shadowKeyError, ShadowFindings: []finding.Finding{shadowKeyFind}},
 			verdict: VerdictCrash, conf: 1, want: []brief{{S, E, "key-error", "KeyError", 2}, {L, I, "llm-crash", "KeyError", 2}},
 		},
 		{
 			name: "a weak warning is listed but does not make a crash verdict",
-			layers: Layers{LLM: []analysis.Finding{func() analysis.Finding {
+			layers: Layers{LLM: []finding.Finding{func() finding.Finding {
 				f := mkFinding(L, W, "llm-crash", "ValueError", 0, 0, 1)
 				f.Confidence = 0.3
 				return f
@@ -171,17 +171,17 @@ func TestMerge(t *testing.T) {
 		{
 			name: "rules and static predicting the same crash on a line are shown once",
 			layers: Layers{
-				Static:         []analysis.Finding{mkFinding(St, E, "undefined-name", "NameError", 0, 6, 13)},
-				Rules:          []analysis.Finding{mkFinding(R, E, "undefined-name", "NameError", 0, 6, 13)},
-				LLM:            []analysis.Finding{mkFinding(L, W, "llm-crash", "builtins.NameError", 0, 0, 3)},
+				Static:         []finding.Finding{mkFinding(St, E, "undefined-name", "NameError", 0, 6, 13)},
+				Rules:          []finding.Finding{mkFinding(R, E, "undefined-name", "NameError", 0, 6, 13)},
+				LLM:            []finding.Finding{mkFinding(L, W, "llm-crash", "builtins.NameError", 0, 0, 3)},
 				RuntimeChecked: true},
 			verdict: VerdictCrash, conf: 0.9, want: []brief{{R, E, "undefined-name", "NameError", 1}},
 		},
 		{
 			name: "errors sort before warnings, shadow before rules before static",
 			layers: Layers{
-				Static: []analysis.Finding{mkFinding(St, E, "undefined-name", "NameError", 0, 0, 3), mkFinding(St, W, "stale-definition", "", 0, 0, 3)},
-				Rules:  []analysis.Finding{mkFinding(R, E, "missing-column", "KeyError", 3, 0, 3)}},
+				Static: []finding.Finding{mkFinding(St, E, "undefined-name", "NameError", 0, 0, 3), mkFinding(St, W, "stale-definition", "", 0, 0, 3)},
+				Rules:  []finding.Finding{mkFinding(R, E, "missing-column", "KeyError", 3, 0, 3)}},
 			verdict: VerdictCrash, conf: 0.9,
 			want: []brief{{R, E, "missing-column", "KeyError", 4}, {St, E, "undefined-name", "NameError", 1}, {St, W, "stale-definition", "", 1}},
 		},
@@ -214,12 +214,12 @@ func TestMerge(t *testing.T) {
 // TestMergeConfirmedKeepsRuleDetail checks what the user sees of a confirmed crash: the
 // rule's precise range and fix, the shadow run's evidence first, each evidence line once.
 func TestMergeConfirmedKeepsRuleDetail(t *testing.T) {
-	rule := withFix(mkFinding(analysis.SourceRules, analysis.SeverityError, "missing-column", "KeyError", 1, 14, 19), "Use column 'Age'")
+	rule := withFix(mkFinding(finding.SourceRules, finding.SeverityError, "missing-column", "KeyError", 1, 14, 19), "Use column 'Age'")
 	rule.Evidence = []string{"df: DataFrame 891x11", "df was last set by cell 3"}
-	static := mkFinding(analysis.SourceStatic, analysis.SeverityError, "other", "KeyError", 1, 0, 4)
+	static := mkFinding(finding.SourceStatic, finding.SeverityError, "other", "KeyError", 1, 0, 4)
 	static.Evidence = []string{"df: DataFrame 891x11", "static evidence"}
-	v := Merge("c", 0, Layers{Rules: []analysis.Finding{rule}, Static: []analysis.Finding{static},
-		Shadow: shadowKeyError, ShadowFindings: []analysis.Finding{shadowKeyFind}})
+	v := Merge("c", 0, Layers{Rules: []finding.Finding{rule}, Static: []finding.Finding{static},
+		Shadow: shadowKeyError, ShadowFindings: []finding.Finding{shadowKeyFind}})
 	if len(v.Findings) != 1 {
 		t.Fatalf("got %d findings, want 1: %+v", len(v.Findings), v.Findings)
 	}
@@ -235,7 +235,7 @@ func TestMergeConfirmedKeepsRuleDetail(t *testing.T) {
 		t.Errorf("evidence = %q, want %q", f.Evidence, want)
 	}
 	// Merge must not write into the layers' slices: the LSP keeps them per cell.
-	if rule.Source != analysis.SourceRules || len(rule.Evidence) != 2 {
+	if rule.Source != finding.SourceRules || len(rule.Evidence) != 2 {
 		t.Errorf("Merge changed its input: %+v", rule)
 	}
 }
@@ -251,18 +251,18 @@ func TestKebab(t *testing.T) {
 // TestFoldSameCrashKeepsEvidence: the finding kept for a crash several layers predict carries
 // every layer's evidence once, the first fix and the LLM's explanation.
 func TestFoldSameCrashKeepsEvidence(t *testing.T) {
-	rules := mkFinding(analysis.SourceRules, analysis.SeverityError, "undefined-name", "NameError", 0, 6, 13)
-	static := withFix(mkFinding(analysis.SourceStatic, analysis.SeverityError, "undefined-name", "NameError", 0, 6, 13), "Run cell 10 first")
+	rules := mkFinding(finding.SourceRules, finding.SeverityError, "undefined-name", "NameError", 0, 6, 13)
+	static := withFix(mkFinding(finding.SourceStatic, finding.SeverityError, "undefined-name", "NameError", 0, 6, 13), "Run cell 10 first")
 	static.Evidence = append(static.Evidence, "rules evidence")
-	llm := mkFinding(analysis.SourceLLM, analysis.SeverityWarning, "llm-crash", "NameError", 0, 0, 3)
+	llm := mkFinding(finding.SourceLLM, finding.SeverityWarning, "llm-crash", "NameError", 0, 0, 3)
 	llm.Explanation = "summary is made in a later cell"
-	v := Merge("c", 0, Layers{Rules: []analysis.Finding{rules}, Static: []analysis.Finding{static}, LLM: []analysis.Finding{llm}})
+	v := Merge("c", 0, Layers{Rules: []finding.Finding{rules}, Static: []finding.Finding{static}, LLM: []finding.Finding{llm}})
 	if len(v.Findings) != 1 {
 		t.Fatalf("got %d findings: %+v", len(v.Findings), v.Findings)
 	}
 	f := v.Findings[0]
 	want := []string{"rules evidence", "static evidence", "llm evidence"}
-	if f.Source != analysis.SourceRules || !reflect.DeepEqual(f.Evidence, want) || len(f.Fixes) != 1 || f.Explanation != llm.Explanation {
+	if f.Source != finding.SourceRules || !reflect.DeepEqual(f.Evidence, want) || len(f.Fixes) != 1 || f.Explanation != llm.Explanation {
 		t.Errorf("kept %+v", f)
 	}
 	if len(rules.Evidence) != 1 {

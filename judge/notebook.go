@@ -14,6 +14,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/kernelclient"
 	"github.com/premortem/premortem/llm"
 	"github.com/premortem/premortem/notebook"
@@ -217,8 +218,8 @@ func runTarget(ctx context.Context, k kernelclient.Kernel, nb *notebook.Notebook
 		}
 	case res.Status == "error":
 		v.Verdict, v.Confidence = VerdictCrash, 1
-		v.Findings = append([]analysis.Finding{{
-			Cell: v.CellID, Source: analysis.SourceShadow, Severity: analysis.SeverityError, Code: shadowCode(res.Ename),
+		v.Findings = append([]finding.Finding{{
+			Cell: v.CellID, Source: finding.SourceShadow, Severity: finding.SeverityError, Code: shadowCode(res.Ename),
 			Exception: res.Ename, Message: fmt.Sprintf("%s: %s (raised when premortem ran the cell, --sequential)", res.Ename, oneLine(res.Evalue)),
 			Range: lineRange(analysis.SplitLines(nb.Cells[idx].Text), 0), Confidence: 1,
 			Evidence: []string{"the cell raised when run for real in premortem's kernel; the line is not known"},
@@ -340,7 +341,7 @@ func discountReplayGaps(ctx context.Context, a *analysis.Analyzer, nb *notebook.
 		name := notebook.SliceUTF16(lines[f.Range.Start.Line], f.Range.Start.Character, f.Range.End.Character)
 		for _, d := range res.Flow.Definitions(name) {
 			if d.ExecutionOrder >= re.ExecutionCount {
-				f.Severity = analysis.SeverityInfo
+				f.Severity = finding.SeverityInfo
 				f.Evidence = append(f.Evidence, fmt.Sprintf("%s is defined by cell %d (run %d), which the replay did not get to run", name, d.Index+1, d.ExecutionOrder))
 				changed = true
 				break

@@ -12,6 +12,7 @@ import (
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/analysis/rules"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/kernelclient"
 	"github.com/premortem/premortem/notebook"
 )
@@ -95,14 +96,14 @@ type Known struct {
 	// Checked means Inspection and Rules are current: the cell's rules are not run again.
 	Checked    bool
 	Inspection *facts.Inspection
-	Rules      []analysis.Finding
+	Rules      []finding.Finding
 	// Shadow is a final shadow answer that is current (not a provisional one): no shadow run
 	// is made, and ShadowFindings are its findings.
 	Shadow         *facts.ShadowResult
-	ShadowFindings []analysis.Finding
+	ShadowFindings []finding.Finding
 	// LLMDone means the LLM answered for this text and state: LLM are its findings.
 	LLMDone bool
-	LLM     []analysis.Finding
+	LLM     []finding.Finding
 	// Verified means fix verification ran to its end for this text and state.
 	Verified bool
 	// Outcomes are candidates already run by an interrupted verification (by Outcome.Key).
@@ -115,7 +116,7 @@ type Answer struct {
 	Cell  string
 	// Findings are the layer's findings on the cell (LayerVerify: every finding of the
 	// cell, with the fixes proven so far).
-	Findings []analysis.Finding
+	Findings []finding.Finding
 	// Notes are messages for the user that are not findings.
 	Notes []string
 	// Err is why the layer could not answer; Findings may still hold a partial answer.
@@ -148,10 +149,10 @@ type focusState struct {
 	index       int
 	checked     bool
 	inspection  *facts.Inspection
-	rules       []analysis.Finding
+	rules       []finding.Finding
 	shadow      *facts.ShadowResult
-	shadowFind  []analysis.Finding
-	llm         []analysis.Finding
+	shadowFind  []finding.Finding
+	llm         []finding.Finding
 	noShadow    string
 	notes       []string
 	kernelErr   error
@@ -425,7 +426,7 @@ func (j *Judge) shadowStage(ctx context.Context, p Pass, res *analysis.Result, s
 	var once sync.Once
 	answered := func() { once.Do(func() { close(first) }) }
 	record := func(r *facts.ShadowResult, provisional bool) {
-		var fs []analysis.Finding
+		var fs []finding.Finding
 		var notes []string
 		if perr := safely("shadow findings", func() {
 			fs, notes = ShadowFindings(cell.ID, cell.Text, cf, r)
@@ -565,14 +566,14 @@ func (j *Judge) verifyStage(ctx context.Context, p Pass, known Known, res *analy
 	}
 	req := VerifyRequest{Notebook: p.Notebook, Result: res, CellID: p.Focus, Findings: v.Findings, Shadow: shadow, Inspection: insp,
 		Known: make(map[string]Outcome, len(known.Outcomes)),
-		OnOutcome: func(o Outcome, n, total int, now []analysis.Finding) {
+		OnOutcome: func(o Outcome, n, total int, now []finding.Finding) {
 			publish(Answer{Layer: LayerVerify, Cell: p.Focus, Findings: now, Outcome: o, Tried: n, Total: total})
 			report(fmt.Sprintf("%d of %d candidate fixes tried", n, total), false)
 		}}
 	for k, o := range known.Outcomes {
 		req.Known[k] = o
 	}
-	var out []analysis.Finding
+	var out []finding.Finding
 	var err error
 	if perr := safely("fix verification", func() { out, err = j.VerifyFixes(vctx, req) }); perr != nil {
 		out, err = v.Findings, perr

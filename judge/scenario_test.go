@@ -13,6 +13,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/internal/testkit/python"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/kernelclient"
@@ -211,7 +212,7 @@ func (sc *scenario) run(t *testing.T, mode string) {
 	}
 	if v.Verdict != judge.VerdictCrash {
 		for _, f := range v.Findings {
-			if f.Severity == analysis.SeverityError {
+			if f.Severity == finding.SeverityError {
 				t.Errorf("verdict %s with an error finding\n%s", v.Verdict, dump())
 			}
 		}
@@ -272,7 +273,7 @@ func (sc *scenario) run(t *testing.T, mode string) {
 }
 
 // mark returns the cell text a range covers (single-line ranges; UTF-16 columns).
-func mark(text string, r analysis.Range) string {
+func mark(text string, r finding.Range) string {
 	lines := analysis.SplitLines(text)
 	if r.Start.Line < 0 || r.Start.Line >= len(lines) {
 		return ""

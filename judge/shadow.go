@@ -59,7 +59,7 @@ func screen(cf *analysis.CellFacts, code, mode string, longRunOK bool, sandbox f
 // conditionalDevice reports whether a CUDA marker is the usual device choice,
 // torch.device("cuda" if torch.cuda.is_available() else "cpu"): it picks CUDA only where
 // CUDA exists, and the inspector itself refuses to fork a kernel that has initialised CUDA.
-func conditionalDevice(code string, r analysis.Range) bool {
+func conditionalDevice(code string, r finding.Range) bool {
 	lines := analysis.SplitLines(code)
 	if r.Start.Line < 0 || r.End.Line >= len(lines) {
 		return false
@@ -81,7 +81,7 @@ func (j *Judge) ShadowRun(ctx context.Context, code string, cf *analysis.CellFac
 // outcome is unknown, never a false crash). A fast dev run's crash on a line that reads
 // what a shortened loop produced is a warning with DevRunLikelyConfidence: only the full
 // run can confirm it.
-func ShadowFindings(cellID, text string, cf *analysis.CellFacts, r *facts.ShadowResult) ([]analysis.Finding, []string) {
+func ShadowFindings(cellID, text string, cf *analysis.CellFacts, r *facts.ShadowResult) ([]finding.Finding, []string) {
 	if r == nil {
 		return nil, nil
 	}
@@ -110,10 +110,10 @@ func ShadowFindings(cellID, text string, cf *analysis.CellFacts, r *facts.Shadow
 		if line < 1 || line > len(lines) {
 			line = 1
 		}
-		f := analysis.Finding{
+		f := finding.Finding{
 			Cell:       cellID,
-			Source:     analysis.SourceShadow,
-			Severity:   analysis.SeverityError,
+			Source:     finding.SourceShadow,
+			Severity:   finding.SeverityError,
 			Code:       shadowCode(r.Exception),
 			Exception:  r.Exception,
 			Message:    fmt.Sprintf("%s: %s (raised at line %d when run in a copy of the kernel)", r.Exception, oneLine(r.Message), line),
@@ -123,7 +123,7 @@ func ShadowFindings(cellID, text string, cf *analysis.CellFacts, r *facts.Shadow
 		f.Evidence = append(f.Evidence, fmt.Sprintf("shadow run: %s at line %d after %.0f ms; your kernel was not touched", r.Exception, line, r.ElapsedMS))
 		if d := r.DevRun; d != nil && d.Shortened {
 			if d.Likely {
-				f.Severity, f.Confidence = analysis.SeverityWarning, DevRunLikelyConfidence
+				f.Severity, f.Confidence = finding.SeverityWarning, DevRunLikelyConfidence
 				f.Message = fmt.Sprintf("%s: %s (raised at line %d in a fast dev run with the loops shortened: likely, not confirmed)", r.Exception, oneLine(r.Message), line)
 				reads := ""
 				if len(d.Reads) > 0 {
@@ -148,7 +148,7 @@ func ShadowFindings(cellID, text string, cf *analysis.CellFacts, r *facts.Shadow
 		if fe := frameEvidence(r.Frames); fe != "" {
 			f.Evidence = append(f.Evidence, fe)
 		}
-		return []analysis.Finding{f}, notes
+		return []finding.Finding{f}, notes
 	case facts.ShadowOK:
 		if d := r.DevRun; d != nil && d.Shortened {
 			notes = append([]string{fmt.Sprintf("%s and ran clean (%s): no crash in the shortened run; the full run's outcome is unknown", shortenedWhat(d), loopSummary(d))}, notes...)
@@ -226,7 +226,7 @@ func shortPath(p string) string {
 func shadowCode(exception string) string {
 	switch exception {
 	case "NameError":
-		return analysis.CodeUndefinedName
+		return finding.UndefinedName
 	case "NotFittedError", "sklearn.exceptions.NotFittedError":
 		return finding.NotFitted
 	}
@@ -242,12 +242,12 @@ var (
 
 // narrow finds the expression on the crash line that the exception is about (the missing
 // key, the undefined name, the missing attribute); the whole line otherwise.
-func narrow(lines []string, l int, cf *analysis.CellFacts, r *facts.ShadowResult) analysis.Range {
+func narrow(lines []string, l int, cf *analysis.CellFacts, r *facts.ShadowResult) finding.Range {
 	whole := lineRange(lines, l)
 	if cf == nil {
 		return whole
 	}
-	onLine := func(rg analysis.Range) bool { return rg.Start.Line == l }
+	onLine := func(rg finding.Range) bool { return rg.Start.Line == l }
 	switch r.Exception {
 	case "KeyError":
 		key := strings.TrimSpace(r.Message)
@@ -286,14 +286,14 @@ func narrow(lines []string, l int, cf *analysis.CellFacts, r *facts.ShadowResult
 }
 
 // lineRange spans line l from its first non-blank character to its end, in UTF-16 units.
-func lineRange(lines []string, l int) analysis.Range {
+func lineRange(lines []string, l int) finding.Range {
 	if l < 0 || l >= len(lines) {
-		return analysis.Range{}
+		return finding.Range{}
 	}
 	text := strings.TrimRight(lines[l], "\r")
 	trimmed := strings.TrimLeft(text, " \t")
 	start := analysis.UTF16Len(text[:len(text)-len(trimmed)])
-	return analysis.Range{Start: analysis.Position{Line: l, Character: start}, End: analysis.Position{Line: l, Character: analysis.UTF16Len(text)}}
+	return finding.Range{Start: finding.Position{Line: l, Character: start}, End: finding.Position{Line: l, Character: analysis.UTF16Len(text)}}
 }
 
 func oneLine(s string) string {
@@ -367,7 +367,7 @@ func MetaUsed(r *facts.ShadowResult) bool {
 // defined (a forward, a helper) say where: "raised in cell 3, line 14 (forward)", with
 // that line linked (Finding.Related), since the cell the user edits is that one, not the
 // call in this cell. A library file path (/tmp/ipykernel_…/….py) means nothing to a user.
-func pointAtSite(fs []analysis.Finding, r *facts.ShadowResult, hist []repair.Cell) {
+func pointAtSite(fs []finding.Finding, r *facts.ShadowResult, hist []repair.Cell) {
 	if r == nil || r.Status != facts.ShadowError || len(fs) == 0 {
 		return
 	}
@@ -382,7 +382,7 @@ func pointAtSite(fs []analysis.Finding, r *facts.ShadowResult, hist []repair.Cel
 	text := strings.TrimSpace(lines[s.Line])
 	for i := range fs {
 		f := &fs[i]
-		if f.Source != analysis.SourceShadow || f.Exception != r.Exception {
+		if f.Source != finding.SourceShadow || f.Exception != r.Exception {
 			continue
 		}
 		where := "raised in " + s.Where()

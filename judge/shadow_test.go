@@ -6,6 +6,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 func TestShadowFindingsNarrow(t *testing.T) {
@@ -13,7 +14,7 @@ func TestShadowFindingsNarrow(t *testing.T) {
 		name, code string
 		r          facts.ShadowResult
 		wantCode   string
-		want       analysis.Range // 0-based
+		want       finding.Range // 0-based
 	}{
 		{"missing key", "x = 1\nm = df[\"age\"].mean()\n",
 			facts.ShadowResult{Status: facts.ShadowError, Exception: "KeyError", Message: "'age'", Line: 2},
@@ -58,7 +59,7 @@ func TestShadowFindingsNarrow(t *testing.T) {
 				t.Fatalf("got %d findings %q notes, want 1 finding", len(fs), notes)
 			}
 			f := fs[0]
-			if f.Range != tt.want || f.Code != tt.wantCode || f.Source != analysis.SourceShadow || f.Severity != analysis.SeverityError || f.Exception != tt.r.Exception {
+			if f.Range != tt.want || f.Code != tt.wantCode || f.Source != finding.SourceShadow || f.Severity != finding.SeverityError || f.Exception != tt.r.Exception {
 				t.Errorf("got %s %s %s %+v, want %s %+v", f.Source, f.Code, f.Exception, f.Range, tt.wantCode, tt.want)
 			}
 			if !strings.Contains(f.Message, tt.r.Exception) || len(f.Evidence) == 0 {
@@ -178,12 +179,12 @@ func TestShadowFindingsDevRun(t *testing.T) {
 	}
 	for _, tt := range []struct {
 		likely   bool
-		severity analysis.Severity
+		severity finding.Severity
 		conf     float64
 		evidence string
 	}{
-		{true, analysis.SeverityWarning, DevRunLikelyConfidence, "the loops were shortened (loops capped at 3 iterations, loops around loops at 2; line 2: for i in range(100) ran 3 of 100 iterations); the crash line reads losses"},
-		{false, analysis.SeverityError, 1, "the crash line reads nothing the shortened loops produced"},
+		{true, finding.SeverityWarning, DevRunLikelyConfidence, "the loops were shortened (loops capped at 3 iterations, loops around loops at 2; line 2: for i in range(100) ran 3 of 100 iterations); the crash line reads losses"},
+		{false, finding.SeverityError, 1, "the crash line reads nothing the shortened loops produced"},
 	} {
 		fs, _ := ShadowFindings("c", text, analysis.ParseCell(text), crash(tt.likely))
 		if len(fs) != 1 {

@@ -13,6 +13,7 @@ import (
 	"github.com/premortem/premortem/analysis/repair"
 	"github.com/premortem/premortem/analysis/rules"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/kernelclient"
 	"github.com/premortem/premortem/notebook"
 )
@@ -60,7 +61,7 @@ type VerifyRequest struct {
 	Notebook *notebook.Notebook
 	Result   *analysis.Result
 	CellID   string
-	Findings []analysis.Finding
+	Findings []finding.Finding
 	// Shadow is the cell's own shadow run (its exception message feeds the library), nil
 	// when none ran.
 	Shadow *facts.ShadowResult
@@ -76,7 +77,7 @@ type VerifyRequest struct {
 	Gate sync.Locker
 	// OnOutcome, if set, is called after each candidate's run with the findings as they
 	// stand (verified fixes so far), so an editor can show proven fixes at once.
-	OnOutcome func(o Outcome, done, total int, findings []analysis.Finding)
+	OnOutcome func(o Outcome, done, total int, findings []finding.Finding)
 }
 
 // Outcome is what one candidate's shadow run showed.
@@ -107,7 +108,7 @@ const statusUnverifiable = "unverifiable"
 
 // candidate is a fix being verified, with what it takes to run it.
 type candidate struct {
-	fix      analysis.Fix
+	fix      finding.Fix
 	keeps    string
 	size     int
 	code     string // what the shadow child runs
@@ -136,7 +137,7 @@ type candidate struct {
 // shadow layer off, the findings come back with only the evidence added. A busy kernel
 // stops verification with an error wrapping kernelclient.ErrBusy; the findings returned
 // then carry what was proven so far.
-func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.Finding, error) {
+func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]finding.Finding, error) {
 	out := cloneFindings(req.Findings)
 	nb := req.Notebook
 	cell := nb.Cell(req.CellID)
@@ -193,7 +194,7 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 	for n, i := range crashes {
 		seen := map[string]bool{}
 		seens[n] = seen
-		add := func(f analysis.Fix, keeps string) {
+		add := func(f finding.Fix, keeps string) {
 			f.Title = strings.TrimSpace(f.Title)
 			f.Verified, f.Preferred = false, false
 			k := repair.Key(f)
@@ -290,7 +291,7 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]analysis.
 }
 
 // crashFindings returns the indexes of the findings that predict a crash, strongest first.
-func crashFindings(fs []analysis.Finding) []int {
+func crashFindings(fs []finding.Finding) []int {
 	var out []int
 	for i, f := range fs {
 		if predictsCrash(f) && len(out) < maxCrashFindings {
@@ -302,7 +303,7 @@ func crashFindings(fs []analysis.Finding) []int {
 
 // shadowMessage is the exception message of the cell's shadow run when it is the crash the
 // finding is about.
-func shadowMessage(r *facts.ShadowResult, f analysis.Finding) string {
+func shadowMessage(r *facts.ShadowResult, f finding.Finding) string {
 	if r == nil || r.Status != facts.ShadowError {
 		return ""
 	}
@@ -388,7 +389,7 @@ func mergeInspections(a, b *facts.Inspection) *facts.Inspection {
 
 // prepare builds what the shadow child runs for a fix: the edited target alone, or the
 // edited earlier cell, the executed cells after it and the target, concatenated.
-func (j *Judge) prepare(nb *notebook.Notebook, target string, hist []repair.Cell, texts map[string]string, f analysis.Fix) *candidate {
+func (j *Judge) prepare(nb *notebook.Notebook, target string, hist []repair.Cell, texts map[string]string, f finding.Fix) *candidate {
 	c := &candidate{fix: f, size: repair.EditSize(texts, target, f)}
 	after, err := repair.ApplyFix(texts, target, f)
 	if err != nil {
@@ -545,7 +546,7 @@ func verifyTimeout(limit time.Duration, orig *facts.ShadowResult) time.Duration 
 
 // offered ranks a finding's candidates: verified first by smallest edit (at most three),
 // then at most two that could not be verified; candidates that failed are dropped.
-func offered(cs []*candidate, texts map[string]string, target string, nb *notebook.Notebook) []analysis.Fix {
+func offered(cs []*candidate, texts map[string]string, target string, nb *notebook.Notebook) []finding.Fix {
 	var ver, unver []*candidate
 	for _, c := range cs {
 		switch {
@@ -575,7 +576,7 @@ func offered(cs []*candidate, texts map[string]string, target string, nb *notebo
 		}
 		return unver[a].size < unver[b].size
 	})
-	var out []analysis.Fix
+	var out []finding.Fix
 	for i, c := range ver {
 		if i == maxVerifiedFixes {
 			break
@@ -583,7 +584,7 @@ func offered(cs []*candidate, texts map[string]string, target string, nb *notebo
 		f := c.fix
 		f.Verified = true
 		f.Preferred = i == 0
-		f.Title = repair.LossTitle(analysis.Fix{Title: stripVerification(f.Title), Edits: f.Edits}) + " (verified: " + ranWhat(c, nb) + ")"
+		f.Title = repair.LossTitle(finding.Fix{Title: stripVerification(f.Title), Edits: f.Edits}) + " (verified: " + ranWhat(c, nb) + ")"
 		out = append(out, withCells(f, target))
 	}
 	for i, c := range unver {
@@ -592,7 +593,7 @@ func offered(cs []*candidate, texts map[string]string, target string, nb *notebo
 		}
 		f := c.fix
 		f.Verified, f.Preferred = false, false
-		f.Title = repair.LossTitle(analysis.Fix{Title: stripVerification(f.Title), Edits: f.Edits}) + " (not verified: " + shortReason(c.outcome) + ")"
+		f.Title = repair.LossTitle(finding.Fix{Title: stripVerification(f.Title), Edits: f.Edits}) + " (not verified: " + shortReason(c.outcome) + ")"
 		out = append(out, withCells(f, target))
 	}
 	return out
@@ -637,8 +638,8 @@ func ranWhat(c *candidate, nb *notebook.Notebook) string {
 
 // withCells leaves the target's edits without a cell key (the finding's cell) and keeps the
 // key on edits of other cells.
-func withCells(f analysis.Fix, target string) analysis.Fix {
-	es := make([]analysis.Edit, len(f.Edits))
+func withCells(f finding.Fix, target string) finding.Fix {
+	es := make([]finding.Edit, len(f.Edits))
 	for i, e := range f.Edits {
 		if e.Cell == target {
 			e.Cell = ""
@@ -660,11 +661,11 @@ func stripVerification(t string) string {
 	return t
 }
 
-func cloneFindings(fs []analysis.Finding) []analysis.Finding {
-	out := make([]analysis.Finding, len(fs))
+func cloneFindings(fs []finding.Finding) []finding.Finding {
+	out := make([]finding.Finding, len(fs))
 	for i, f := range fs {
 		f.Evidence = append([]string(nil), f.Evidence...)
-		f.Fixes = append([]analysis.Fix(nil), f.Fixes...)
+		f.Fixes = append([]finding.Fix(nil), f.Fixes...)
 		out[i] = f
 	}
 	return out

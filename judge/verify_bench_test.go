@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/notebook"
 )
@@ -21,19 +21,19 @@ func BenchmarkVerifyCandidates(b *testing.B) {
 		{ID: "a", Kind: notebook.Code, Text: setup, ExecutionOrder: 1},
 		{ID: "b", Kind: notebook.Code, Text: "m = df['z'].mean()\nprint(m)"},
 	}}
-	key := analysis.Range{Start: analysis.Position{Character: 7}, End: analysis.Position{Character: 10}}
-	var fixes []analysis.Fix
+	key := finding.Range{Start: finding.Position{Character: 7}, End: finding.Position{Character: 10}}
+	var fixes []finding.Fix
 	for _, c := range []string{"'q'", "'r'", "'s'", "'t'", "'u'", "'h'"} {
-		fixes = append(fixes, analysis.Fix{Title: "Use column " + c, Edits: []analysis.Edit{{Range: key, NewText: c}}})
+		fixes = append(fixes, finding.Fix{Title: "Use column " + c, Edits: []finding.Edit{{Range: key, NewText: c}}})
 	}
-	f := analysis.Finding{Cell: "b", Source: analysis.SourceRules, Severity: analysis.SeverityError, Code: "missing-column", Exception: "KeyError",
+	f := finding.Finding{Cell: "b", Source: finding.SourceRules, Severity: finding.SeverityError, Code: "missing-column", Exception: "KeyError",
 		Message: "column 'z' is not in df", Range: key, Fixes: fixes}
 	ctx := context.Background()
 	ran := 0
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
-		out, err := j.VerifyFixes(ctx, judge.VerifyRequest{Notebook: nb, CellID: "b", Findings: []analysis.Finding{f},
-			OnOutcome: func(judge.Outcome, int, int, []analysis.Finding) { ran++ }})
+		out, err := j.VerifyFixes(ctx, judge.VerifyRequest{Notebook: nb, CellID: "b", Findings: []finding.Finding{f},
+			OnOutcome: func(judge.Outcome, int, int, []finding.Finding) { ran++ }})
 		if err != nil {
 			b.Fatal(err)
 		}

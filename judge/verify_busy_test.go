@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/kernelclient"
 	"github.com/premortem/premortem/notebook"
@@ -49,12 +49,12 @@ func TestVerifyBusyKernel(t *testing.T) {
 		{ID: "a", Kind: notebook.Code, Text: "import pandas as pd\ndf = pd.DataFrame({'Age': [1]})", ExecutionOrder: 1},
 		{ID: "b", Kind: notebook.Code, Text: "df['age']"},
 	}}
-	rule := analysis.Fix{Title: "Use column 'Age'", Edits: []analysis.Edit{{Range: analysis.Range{Start: analysis.Position{Character: 3}, End: analysis.Position{Character: 8}}, NewText: "'Age'"}}}
-	f := analysis.Finding{Cell: "b", Source: analysis.SourceRules, Severity: analysis.SeverityError, Code: "missing-column", Exception: "KeyError",
-		Message: "column 'age' is not in df", Range: analysis.Range{Start: analysis.Position{Character: 3}, End: analysis.Position{Character: 8}}, Fixes: []analysis.Fix{rule}}
+	rule := finding.Fix{Title: "Use column 'Age'", Edits: []finding.Edit{{Range: finding.Range{Start: finding.Position{Character: 3}, End: finding.Position{Character: 8}}, NewText: "'Age'"}}}
+	f := finding.Finding{Cell: "b", Source: finding.SourceRules, Severity: finding.SeverityError, Code: "missing-column", Exception: "KeyError",
+		Message: "column 'age' is not in df", Range: finding.Range{Start: finding.Position{Character: 3}, End: finding.Position{Character: 8}}, Fixes: []finding.Fix{rule}}
 	k := &busyKernel{}
 	j := &judge.Judge{Kernel: k, Options: judge.DefaultOptions()}
-	out, err := j.VerifyFixes(context.Background(), judge.VerifyRequest{Notebook: nb, CellID: "b", Findings: []analysis.Finding{f}})
+	out, err := j.VerifyFixes(context.Background(), judge.VerifyRequest{Notebook: nb, CellID: "b", Findings: []finding.Finding{f}})
 	if !errors.Is(err, kernelclient.ErrBusy) {
 		t.Fatalf("err = %v, want ErrBusy", err)
 	}

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/analysis/repair"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/internal/testkit/python"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/kernelclient"
@@ -56,9 +56,9 @@ func runFixScenario(t *testing.T, sc *scenario) {
 		t.Fatalf("CheckNotebook: %v", err)
 	}
 	v := rep.Cells[0]
-	var f *analysis.Finding
+	var f *finding.Finding
 	for i := range v.Findings {
-		if v.Findings[i].Exception != "" && v.Findings[i].Severity == analysis.SeverityError {
+		if v.Findings[i].Exception != "" && v.Findings[i].Severity == finding.SeverityError {
 			f = &v.Findings[i]
 			break
 		}
@@ -108,7 +108,7 @@ func runFixScenario(t *testing.T, sc *scenario) {
 		}
 		return
 	}
-	var fix *analysis.Fix
+	var fix *finding.Fix
 	for i := range f.Fixes {
 		if f.Fixes[i].Preferred {
 			fix = &f.Fixes[i]
@@ -144,7 +144,7 @@ func runFixScenario(t *testing.T, sc *scenario) {
 	replayFixed(t, ctx, dir, nb, targetID, *fix)
 }
 
-func editCell(nb *notebook.Notebook, target string, e analysis.Edit) int {
+func editCell(nb *notebook.Notebook, target string, e finding.Edit) int {
 	if e.Cell == "" {
 		return nb.Index(target)
 	}
@@ -153,7 +153,7 @@ func editCell(nb *notebook.Notebook, target string, e analysis.Edit) int {
 
 // replayFixed applies fix to the notebook's texts and runs the executed cells (in execution
 // order) and then the target in a fresh kernel: every cell must run.
-func replayFixed(t *testing.T, ctx context.Context, dir string, nb *notebook.Notebook, target string, fix analysis.Fix) {
+func replayFixed(t *testing.T, ctx context.Context, dir string, nb *notebook.Notebook, target string, fix finding.Fix) {
 	t.Helper()
 	texts := map[string]string{}
 	for _, c := range nb.Cells {

@@ -13,9 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/premortem/premortem/finding"
 	openai "github.com/sashabaranov/go-openai"
-
-	"github.com/premortem/premortem/analysis"
 )
 
 // Client asks one OpenAI-compatible endpoint. It is safe for concurrent use; at most
@@ -217,7 +216,7 @@ func (c *Client) sample(ctx context.Context, p Prompt) (*Verdict, error) {
 }
 
 // Explain asks for a longer Markdown diagnosis of finding f (from any layer) on in.Target.
-func (c *Client) Explain(ctx context.Context, in Input, f analysis.Finding) (string, error) {
+func (c *Client) Explain(ctx context.Context, in Input, f finding.Finding) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}

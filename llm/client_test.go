@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // pandasInput is a JunoBench-like case (pandas_10): converting '10,000+' strings to int.
@@ -377,12 +377,12 @@ func TestExplain(t *testing.T) {
 	md := "**KeyError** on line 3: `df` has no column `'Age'`.\n\n```python\nm = df['age'].mean()\n```"
 	f := newFakeAPI(t, reply{content: md})
 	c, _ := newTestClient(t, f, nil)
-	finding := analysis.Finding{Source: analysis.SourceRules, Code: "missing-column", Exception: "KeyError",
-		Message: "column 'Age' is not in df", Range: analysis.Range{Start: analysis.Position{Line: 2}},
+	fd := finding.Finding{Source: finding.SourceRules, Code: "missing-column", Exception: "KeyError",
+		Message: "column 'Age' is not in df", Range: finding.Range{Start: finding.Position{Line: 2}},
 		Evidence: []string{"df columns ['age', 'fare']"}}
 	in := pandasInput()
-	in.Evidence = []analysis.Finding{finding}
-	got, err := c.Explain(context.Background(), in, finding)
+	in.Evidence = []finding.Finding{fd}
+	got, err := c.Explain(context.Background(), in, fd)
 	if err != nil || got != md {
 		t.Fatalf("Explain = %q, %v", got, err)
 	}
@@ -510,11 +510,11 @@ func TestPredictToFindings(t *testing.T) {
 		t.Fatalf("findings = %+v", fs)
 	}
 	got := fs[0]
-	if got.Exception != "NameError" || got.Range.Start.Line != 2 || got.Range.Start.Character != 4 || got.Source != analysis.SourceLLM {
+	if got.Exception != "NameError" || got.Range.Start.Line != 2 || got.Range.Start.Character != 4 || got.Source != finding.SourceLLM {
 		t.Errorf("finding = %+v", got)
 	}
 	if len(got.Fixes) != 1 || got.Fixes[0].Edits[0].NewText != "import matplotlib.pyplot as plt\nfig, axs = plt.subplots(6, 3, figsize=(7, 17))" ||
-		got.Fixes[0].Edits[0].Range.End != (analysis.Position{Line: 0, Character: 46}) {
+		got.Fixes[0].Edits[0].Range.End != (finding.Position{Line: 0, Character: 46}) {
 		t.Errorf("fix = %+v", got.Fixes)
 	}
 }

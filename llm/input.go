@@ -1,8 +1,8 @@
 package llm
 
 import (
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // CellText is one cell's source as the LLM sees it.
@@ -25,7 +25,7 @@ type Input struct {
 	Facts map[string]facts.Value
 	// Evidence are findings of the static, rules and shadow layers for the target; the LLM
 	// then explains and fixes rather than guesses. LLM findings are ignored.
-	Evidence []analysis.Finding
+	Evidence []finding.Finding
 	// Dependencies are indexes into Executed of the cells the target depends on
 	// (transitively), from the dataflow; nil means unknown and sends every executed cell.
 	// SliceDependencies computes them statement by statement from analysis's facts.

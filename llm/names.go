@@ -5,6 +5,7 @@ import (
 	"unicode"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // This file derives what the dependency slicer needs from analysis's tree-sitter facts, so
@@ -148,7 +149,7 @@ func statementNames(src string, st analysis.StatementFacts) *cellNames {
 		}
 	}
 	// `del a` unbinds a without reading it (whatever tree-sitter's walker says).
-	deleted := map[analysis.Range]bool{}
+	deleted := map[finding.Range]bool{}
 	for _, d := range f.Defs {
 		if d.Kind == analysis.DefDelete {
 			deleted[d.Range] = true
@@ -435,7 +436,7 @@ func leadingWord(text string) string {
 }
 
 // statementText returns the source of r in src (a cell).
-func statementText(src string, r analysis.Range) string {
+func statementText(src string, r finding.Range) string {
 	idx := analysis.NewLineIndex(src)
 	return src[idx.Offset(r.Start):idx.Offset(r.End)]
 }

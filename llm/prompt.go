@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // Prompt is what is sent to the model for one prediction.
@@ -330,10 +331,10 @@ func numberLines(text string) string {
 }
 
 // renderEvidence describes the other layers' findings; the LLM's own are skipped.
-func renderEvidence(fs []analysis.Finding) string {
+func renderEvidence(fs []finding.Finding) string {
 	var b strings.Builder
 	for _, f := range fs {
-		if f.Source == analysis.SourceLLM {
+		if f.Source == finding.SourceLLM {
 			continue
 		}
 		line := f.Range.Start.Line + 1
@@ -342,11 +343,11 @@ func renderEvidence(fs []analysis.Finding) string {
 			what = f.Exception + ": " + what
 		}
 		switch f.Source {
-		case analysis.SourceShadow:
+		case finding.SourceShadow:
 			fmt.Fprintf(&b, "- the shadow run (the cell executed in a copy of the kernel) raised at line %d: %s\n", line, oneLine(what, 400))
-		case analysis.SourceRules:
+		case finding.SourceRules:
 			certainty := "likely"
-			if f.Severity == analysis.SeverityError {
+			if f.Severity == finding.SeverityError {
 				certainty = "certain"
 			}
 			fmt.Fprintf(&b, "- runtime rule %s (%s) at line %d: %s\n", f.Code, certainty, line, oneLine(what, 400))

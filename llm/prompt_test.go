@@ -11,8 +11,8 @@ import (
 
 	"golang.org/x/tools/txtar"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // scenario is one prompt test read from testdata/llm/prompts/*.txtar.
@@ -214,10 +214,10 @@ func TestFactsValuesWithheld(t *testing.T) {
 }
 
 func TestEvidenceSkipsLLMFindings(t *testing.T) {
-	ev := []analysis.Finding{
-		{Source: analysis.SourceLLM, Message: "OWN-ANSWER"},
-		{Source: analysis.SourceRules, Severity: analysis.SeverityError, Code: "missing-column", Exception: "KeyError", Message: "column 'Age' is not in df",
-			Range: analysis.Range{Start: analysis.Position{Line: 2}}, Evidence: []string{"df: DataFrame 891x11"}},
+	ev := []finding.Finding{
+		{Source: finding.SourceLLM, Message: "OWN-ANSWER"},
+		{Source: finding.SourceRules, Severity: finding.SeverityError, Code: "missing-column", Exception: "KeyError", Message: "column 'Age' is not in df",
+			Range: finding.Range{Start: finding.Position{Line: 2}}, Evidence: []string{"df: DataFrame 891x11"}},
 	}
 	got := renderEvidence(ev)
 	if strings.Contains(got, "OWN-ANSWER") {

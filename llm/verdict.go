@@ -183,16 +183,16 @@ func normalizeException(s string) string {
 // warning (the model is never certain; the deterministic layers own errors), the range of
 // the given line without its indentation, clamped to the cell, and the fix as an edit
 // replacing the given lines. An unknown or no-crash verdict yields none.
-func (v Verdict) Findings(cellID, cellText string) []analysis.Finding {
+func (v Verdict) Findings(cellID, cellText string) []finding.Finding {
 	if v.Unknown || !v.Crash {
 		return nil
 	}
 	lines := analysis.SplitLines(cellText)
 	ln := min(max(v.Line, 1), len(lines)) - 1
-	f := analysis.Finding{
+	f := finding.Finding{
 		Cell:        cellID,
-		Source:      analysis.SourceLLM,
-		Severity:    analysis.SeverityWarning,
+		Source:      finding.SourceLLM,
+		Severity:    finding.SeverityWarning,
 		Code:        finding.LLMPredictedCrash,
 		Exception:   v.Exception,
 		Message:     v.message(),
@@ -204,9 +204,9 @@ func (v Verdict) Findings(cellID, cellText string) []analysis.Finding {
 		f.Evidence = append(f.Evidence, fmt.Sprintf("%d of %d answers of %s predict this crash", v.Votes, v.Samples, v.Model))
 	}
 	if fix := v.edit(lines); fix != nil {
-		f.Fixes = []analysis.Fix{*fix}
+		f.Fixes = []finding.Fix{*fix}
 	}
-	return []analysis.Finding{f}
+	return []finding.Finding{f}
 }
 
 func (v Verdict) message() string {
@@ -227,25 +227,25 @@ func (v Verdict) markdown() string {
 	return strings.TrimSpace(b.String())
 }
 
-// edit converts the fix to an analysis.Fix, or nil when it does not fit the cell.
-func (v Verdict) edit(lines []string) *analysis.Fix {
+// edit converts the fix to an finding.Fix, or nil when it does not fit the cell.
+func (v Verdict) edit(lines []string) *finding.Fix {
 	if v.Fix == nil || v.Fix.StartLine < 1 || v.Fix.StartLine > len(lines) || v.Fix.EndLine < v.Fix.StartLine {
 		return nil
 	}
 	end := min(v.Fix.EndLine, len(lines))
 	repl := strings.TrimRight(v.Fix.Replacement, "\n")
-	var r analysis.Range
-	r.Start = analysis.Position{Line: v.Fix.StartLine - 1}
-	r.End = analysis.Position{Line: end - 1, Character: analysis.UTF16Len(lines[end-1])}
+	var r finding.Range
+	r.Start = finding.Position{Line: v.Fix.StartLine - 1}
+	r.End = finding.Position{Line: end - 1, Character: analysis.UTF16Len(lines[end-1])}
 	title := "Apply the LLM's fix"
 	if v.Exception != "" {
 		title += " for " + v.Exception
 	}
-	return &analysis.Fix{Title: title, Edits: []analysis.Edit{{Range: r, NewText: repl}}}
+	return &finding.Fix{Title: title, Edits: []finding.Edit{{Range: r, NewText: repl}}}
 }
 
 // lineRange spans line ln without its leading indentation and trailing blanks.
-func lineRange(lines []string, ln int) analysis.Range {
+func lineRange(lines []string, ln int) finding.Range {
 	l := lines[ln]
 	trimmed := strings.TrimLeft(l, " \t")
 	start := analysis.UTF16Len(l[:len(l)-len(trimmed)])
@@ -253,8 +253,8 @@ func lineRange(lines []string, ln int) analysis.Range {
 	if end < start {
 		end = start
 	}
-	return analysis.Range{
-		Start: analysis.Position{Line: ln, Character: start},
-		End:   analysis.Position{Line: ln, Character: end},
+	return finding.Range{
+		Start: finding.Position{Line: ln, Character: start},
+		End:   finding.Position{Line: ln, Character: end},
 	}
 }

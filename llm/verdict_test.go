@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 func TestParseAnswer(t *testing.T) {
@@ -66,10 +66,10 @@ func TestVerdictFindings(t *testing.T) {
 		t.Fatalf("%d findings", len(fs))
 	}
 	f := fs[0]
-	if f.Source != analysis.SourceLLM || f.Severity != analysis.SeverityWarning || f.Cell != "cell-7" || f.Exception != "KeyError" {
+	if f.Source != finding.SourceLLM || f.Severity != finding.SeverityWarning || f.Cell != "cell-7" || f.Exception != "KeyError" {
 		t.Errorf("finding = %+v", f)
 	}
-	wantRange := analysis.Range{Start: analysis.Position{Line: 2, Character: 4}, End: analysis.Position{Line: 2, Character: 24}}
+	wantRange := finding.Range{Start: finding.Position{Line: 2, Character: 4}, End: finding.Position{Line: 2, Character: 24}}
 	if f.Range != wantRange {
 		t.Errorf("range = %+v, want %+v (line 3 without indentation and trailing blanks)", f.Range, wantRange)
 	}
@@ -83,7 +83,7 @@ func TestVerdictFindings(t *testing.T) {
 		t.Fatalf("fixes = %+v", f.Fixes)
 	}
 	e := f.Fixes[0].Edits[0]
-	wantEdit := analysis.Range{Start: analysis.Position{Line: 2}, End: analysis.Position{Line: 2, Character: 26}}
+	wantEdit := finding.Range{Start: finding.Position{Line: 2}, End: finding.Position{Line: 2, Character: 26}}
 	if e.Range != wantEdit || e.NewText != "    m = df['age'].mean()" {
 		t.Errorf("edit = %+v, want range %+v", e, wantEdit)
 	}

@@ -6,7 +6,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
-	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/notebook"
 )
 
@@ -54,7 +54,7 @@ func (s *Server) codeAction(ctx context.Context, params json.RawMessage) (any, e
 		return []codeAction{}, nil
 	}
 	end := cellPos(p.Range.End, cell.SourceLine)
-	want := analysis.Range{Start: start, End: end}
+	want := finding.Range{Start: start, End: end}
 	settings := s.currentSettings()
 	s.mu.Lock()
 	docChanges := s.client.documentChanges
@@ -86,7 +86,7 @@ func (s *Server) codeAction(ctx context.Context, params json.RawMessage) (any, e
 // fixEdit turns a fix into a WorkspaceEdit. Each edit goes to the cell it targets: the
 // finding's cell, or an earlier cell where the root cause is (Edit.Cell), so the edit lands
 // on that cell's URI at that cell's version. ok is false when a targeted cell is gone.
-func fixEdit(d *document, snap *notebook.Notebook, cell *notebook.Cell, fix analysis.Fix, docChanges bool) (*workspaceEdit, bool) {
+func fixEdit(d *document, snap *notebook.Notebook, cell *notebook.Cell, fix finding.Fix, docChanges bool) (*workspaceEdit, bool) {
 	var order []string
 	byCell := map[string][]protocol.TextEdit{}
 	cells := map[string]*notebook.Cell{}
@@ -139,13 +139,13 @@ func wantsQuickFix(only []protocol.CodeActionKind) bool {
 
 // overlaps reports whether two ranges share a position (touching counts: a cursor at a
 // diagnostic's edge still gets its fix).
-func overlaps(a, b analysis.Range) bool {
+func overlaps(a, b finding.Range) bool {
 	return !a.End.Before(b.Start) && !b.End.Before(a.Start)
 }
 
 // matchingDiagnostics picks the client's diagnostics that came from f, by the digest in
 // their data, falling back to code and range.
-func matchingDiagnostics(diags []protocol.Diagnostic, f analysis.Finding) []protocol.Diagnostic {
+func matchingDiagnostics(diags []protocol.Diagnostic, f finding.Finding) []protocol.Diagnostic {
 	digest := findingDigest(f)
 	var out []protocol.Diagnostic
 	for _, dg := range diags {

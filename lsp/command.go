@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/premortem/premortem/judge"
 	"slices"
 	"strings"
+
+	"github.com/premortem/premortem/finding"
+	"github.com/premortem/premortem/judge"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -299,7 +301,7 @@ func (s *Server) explainCommand(ctx context.Context, args []json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	var want *analysis.Range
+	var want *finding.Range
 	if len(args) > 1 {
 		var probe struct {
 			Range *protocol.Range    `json:"range"`
@@ -309,13 +311,13 @@ func (s *Server) explainCommand(ctx context.Context, args []json.RawMessage) (an
 		if err := json.Unmarshal(args[1], &probe); err == nil {
 			switch {
 			case probe.Range != nil:
-				want = &analysis.Range{Start: cellPos(probe.Range.Start, 0), End: cellPos(probe.Range.End, 0)}
+				want = &finding.Range{Start: cellPos(probe.Range.Start, 0), End: cellPos(probe.Range.End, 0)}
 			case probe.Start != nil && probe.End != nil:
-				want = &analysis.Range{Start: cellPos(*probe.Start, 0), End: cellPos(*probe.End, 0)}
+				want = &finding.Range{Start: cellPos(*probe.Start, 0), End: cellPos(*probe.End, 0)}
 			}
 		}
 	}
-	var picked []analysis.Finding
+	var picked []finding.Finding
 	for _, f := range d.merged(res, c, snap.Index(c.ID), s.currentSettings()) {
 		if want == nil || overlaps(f.Range, *want) {
 			picked = append(picked, f)
@@ -329,7 +331,7 @@ func (s *Server) explainCommand(ctx context.Context, args []json.RawMessage) (an
 
 // findingsMarkdown renders findings with their evidence and fixes (the explanation
 // without an LLM).
-func findingsMarkdown(fs []analysis.Finding) string {
+func findingsMarkdown(fs []finding.Finding) string {
 	var b strings.Builder
 	for i, f := range fs {
 		if i > 0 {

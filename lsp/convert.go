@@ -6,7 +6,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
-	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/notebook"
 )
 
@@ -86,13 +86,13 @@ func notebookChange(p *DidChangeNotebookDocumentParams) notebook.Change {
 }
 
 // severity maps a finding's severity to LSP's.
-func severity(s analysis.Severity) protocol.DiagnosticSeverity {
+func severity(s finding.Severity) protocol.DiagnosticSeverity {
 	switch s {
-	case analysis.SeverityError:
+	case finding.SeverityError:
 		return protocol.DiagnosticSeverityError
-	case analysis.SeverityWarning:
+	case finding.SeverityWarning:
 		return protocol.DiagnosticSeverityWarning
-	case analysis.SeverityInfo:
+	case finding.SeverityInfo:
 		return protocol.DiagnosticSeverityInformation
 	default:
 		return protocol.DiagnosticSeverityHint
@@ -100,16 +100,16 @@ func severity(s analysis.Severity) protocol.DiagnosticSeverity {
 }
 
 // lspPos converts a cell position, shifted down by lineOffset lines (percent files).
-func lspPos(p analysis.Position, lineOffset int) protocol.Position {
+func lspPos(p finding.Position, lineOffset int) protocol.Position {
 	return protocol.Position{Line: uint32(max(0, p.Line+lineOffset)), Character: uint32(max(0, p.Character))}
 }
 
-func lspRange(r analysis.Range, lineOffset int) protocol.Range {
+func lspRange(r finding.Range, lineOffset int) protocol.Range {
 	return protocol.Range{Start: lspPos(r.Start, lineOffset), End: lspPos(r.End, lineOffset)}
 }
 
-func cellPos(p protocol.Position, lineOffset int) analysis.Position {
-	return analysis.Position{Line: int(p.Line) - lineOffset, Character: int(p.Character)}
+func cellPos(p protocol.Position, lineOffset int) finding.Position {
+	return finding.Position{Line: int(p.Line) - lineOffset, Character: int(p.Character)}
 }
 
 // DiagnosticSource is the source of every diagnostic premortem publishes; the layer is the
@@ -128,7 +128,7 @@ type diagnosticData struct {
 }
 
 // diagnostic converts one finding. related points at other places (the defining cell).
-func diagnostic(f analysis.Finding, lineOffset int, related []protocol.DiagnosticRelatedInformation) protocol.Diagnostic {
+func diagnostic(f finding.Finding, lineOffset int, related []protocol.DiagnosticRelatedInformation) protocol.Diagnostic {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%s] ", f.Source)
 	if f.Exception != "" && !strings.HasPrefix(f.Message, f.Exception) {
@@ -155,6 +155,6 @@ func diagnostic(f analysis.Finding, lineOffset int, related []protocol.Diagnosti
 }
 
 // findingDigest identifies a finding across a publish and a later code action request.
-func findingDigest(f analysis.Finding) string {
+func findingDigest(f finding.Finding) string {
 	return fmt.Sprintf("%s/%s/%d:%d-%d:%d", f.Source, f.Code, f.Range.Start.Line, f.Range.Start.Character, f.Range.End.Line, f.Range.End.Character)
 }

@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/notebook"
 )
@@ -249,7 +250,7 @@ type publishDiagnosticsParams struct {
 // mergedLocked returns the findings shown for a cell: the static layer's (when enabled)
 // merged with the kernel layers' results that are still about the cell's text. Callers
 // hold d.rmu.
-func (d *document) mergedLocked(res *analysis.Result, c *notebook.Cell, index int, settings Settings) []analysis.Finding {
+func (d *document) mergedLocked(res *analysis.Result, c *notebook.Cell, index int, settings Settings) []finding.Finding {
 	var l judge.Layers
 	if settings.Static.Enabled && res != nil {
 		l.Static = res.Findings[c.ID]
@@ -283,7 +284,7 @@ func (d *document) mergedLocked(res *analysis.Result, c *notebook.Cell, index in
 }
 
 // merged is mergedLocked for requests.
-func (d *document) merged(res *analysis.Result, c *notebook.Cell, index int, settings Settings) []analysis.Finding {
+func (d *document) merged(res *analysis.Result, c *notebook.Cell, index int, settings Settings) []finding.Finding {
 	d.rmu.Lock()
 	defer d.rmu.Unlock()
 	return d.mergedLocked(res, c, index, settings)
@@ -292,10 +293,10 @@ func (d *document) merged(res *analysis.Result, c *notebook.Cell, index int, set
 // withoutNotRun drops not-run-definition warnings. A percent-format file has no execution
 // state (every cell counts as not run, the user runs it top to bottom), so a warning on
 // every name from an earlier cell would be noise.
-func withoutNotRun(fs []analysis.Finding) []analysis.Finding {
-	var out []analysis.Finding
+func withoutNotRun(fs []finding.Finding) []finding.Finding {
+	var out []finding.Finding
 	for _, f := range fs {
-		if f.Code != analysis.CodeNotRunDefinition {
+		if f.Code != finding.NotRunDefinition {
 			out = append(out, f)
 		}
 	}

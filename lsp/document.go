@@ -11,6 +11,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/notebook"
 )
 
@@ -80,16 +81,16 @@ type cellLayers struct {
 	// rulesExecCount is the execution count the facts were taken at.
 	rulesExecCount int
 	inspection     *facts.Inspection
-	rules          []analysis.Finding
+	rules          []finding.Finding
 	checked        bool
 	shadow         *facts.ShadowResult
-	shadowFind     []analysis.Finding
+	shadowFind     []finding.Finding
 	// shadowExecCount is the execution count the shadow run forked at; shadowProvisional
 	// marks a fast answer whose full run goes on (or was stopped by a newer pass, which
 	// then runs the cell again).
 	shadowExecCount   int
 	shadowProvisional bool
-	llm               []analysis.Finding
+	llm               []finding.Finding
 	// llmDone is set once the LLM answered for this text, at llmExecCount.
 	llmDone      bool
 	llmExecCount int

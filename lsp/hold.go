@@ -3,7 +3,7 @@ package lsp
 import (
 	"fmt"
 
-	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/notebook"
 )
@@ -12,7 +12,7 @@ import (
 // predicted crashes that are not certain by construction (judge.Awaits: they rest on
 // introspection of a class or on a model of a library call) until the shadow run's final
 // answer is in; the merge then decides (a crash confirms them, a clean run dismisses them
-// before the user ever saw them). Certain findings (analysis.Finding.Certain) are shown at
+// before the user ever saw them). Certain findings (finding.Finding.Certain) are shown at
 // once. When the shadow run cannot answer (no run, a failure, a busy kernel, the pass ends
 // without one) the held findings are shown then, as the merge has them.
 //
@@ -89,11 +89,11 @@ func (d *document) holdForLocked(c *notebook.Cell) *shadowHold {
 
 // withheld drops the findings the hold keeps back: predicted crashes that are not certain
 // and that the user does not already see.
-func (h *shadowHold) withheld(fs []analysis.Finding) []analysis.Finding {
+func (h *shadowHold) withheld(fs []finding.Finding) []finding.Finding {
 	if h == nil {
 		return fs
 	}
-	var out []analysis.Finding
+	var out []finding.Finding
 	for _, f := range fs {
 		if judge.Awaits(f) && !h.shown[holdKey(f.Code, f.Range.Start.Line, f.Range.Start.Character)] {
 			continue

@@ -5,9 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/premortem/premortem/finding"
 	"go.lsp.dev/protocol"
-
-	"github.com/premortem/premortem/analysis"
 )
 
 // holdSetup is a kernel state where the rules raise a finding that is not certain: a
@@ -148,26 +147,26 @@ func TestNoSquiggleWithdrawn(t *testing.T) {
 // the rules that are not certain and not already on screen; never a certain finding, a
 // hazard that predicts no crash, another layer's finding, or anything without a hold.
 func TestHoldWithheld(t *testing.T) {
-	at := func(line int) analysis.Range {
-		return analysis.Range{Start: analysis.Position{Line: line}, End: analysis.Position{Line: line, Character: 3}}
+	at := func(line int) finding.Range {
+		return finding.Range{Start: finding.Position{Line: line}, End: finding.Position{Line: line, Character: 3}}
 	}
 	h := &shadowHold{cell: "c", shown: map[string]bool{holdKey("missing-attribute", 4, 0): true}}
 	for _, tc := range []struct {
 		name string
-		f    analysis.Finding
+		f    finding.Finding
 		hold *shadowHold
 		kept bool
 	}{
-		{"uncertain rules crash", analysis.Finding{Source: analysis.SourceRules, Severity: analysis.SeverityError, Code: "missing-attribute", Exception: "AttributeError", Range: at(1)}, h, false},
-		{"certain rules crash", analysis.Finding{Source: analysis.SourceRules, Severity: analysis.SeverityError, Code: "missing-column", Exception: "KeyError", Range: at(1), Certain: true}, h, true},
-		{"uncertain, already on screen", analysis.Finding{Source: analysis.SourceRules, Severity: analysis.SeverityError, Code: "missing-attribute", Exception: "AttributeError", Range: at(4)}, h, true},
-		{"static NameError", analysis.Finding{Source: analysis.SourceStatic, Severity: analysis.SeverityError, Code: "undefined-name", Exception: "NameError", Range: at(2)}, h, false},
-		{"static warning of a crash", analysis.Finding{Source: analysis.SourceStatic, Severity: analysis.SeverityWarning, Code: "not-run-definition", Exception: "NameError", Range: at(2)}, h, false},
-		{"a hazard that predicts no crash", analysis.Finding{Source: analysis.SourceStatic, Severity: analysis.SeverityWarning, Code: "stale-definition", Range: at(2)}, h, true},
-		{"the shadow run's own", analysis.Finding{Source: analysis.SourceShadow, Severity: analysis.SeverityError, Code: "key-error", Exception: "KeyError", Range: at(2)}, h, true},
-		{"no hold", analysis.Finding{Source: analysis.SourceRules, Severity: analysis.SeverityError, Code: "missing-attribute", Exception: "AttributeError", Range: at(1)}, nil, true},
+		{"uncertain rules crash", finding.Finding{Source: finding.SourceRules, Severity: finding.SeverityError, Code: "missing-attribute", Exception: "AttributeError", Range: at(1)}, h, false},
+		{"certain rules crash", finding.Finding{Source: finding.SourceRules, Severity: finding.SeverityError, Code: "missing-column", Exception: "KeyError", Range: at(1), Certain: true}, h, true},
+		{"uncertain, already on screen", finding.Finding{Source: finding.SourceRules, Severity: finding.SeverityError, Code: "missing-attribute", Exception: "AttributeError", Range: at(4)}, h, true},
+		{"static NameError", finding.Finding{Source: finding.SourceStatic, Severity: finding.SeverityError, Code: "undefined-name", Exception: "NameError", Range: at(2)}, h, false},
+		{"static warning of a crash", finding.Finding{Source: finding.SourceStatic, Severity: finding.SeverityWarning, Code: "not-run-definition", Exception: "NameError", Range: at(2)}, h, false},
+		{"a hazard that predicts no crash", finding.Finding{Source: finding.SourceStatic, Severity: finding.SeverityWarning, Code: "stale-definition", Range: at(2)}, h, true},
+		{"the shadow run's own", finding.Finding{Source: finding.SourceShadow, Severity: finding.SeverityError, Code: "key-error", Exception: "KeyError", Range: at(2)}, h, true},
+		{"no hold", finding.Finding{Source: finding.SourceRules, Severity: finding.SeverityError, Code: "missing-attribute", Exception: "AttributeError", Range: at(1)}, nil, true},
 	} {
-		if got := len(tc.hold.withheld([]analysis.Finding{tc.f})) == 1; got != tc.kept {
+		if got := len(tc.hold.withheld([]finding.Finding{tc.f})) == 1; got != tc.kept {
 			t.Errorf("%s: kept = %v, want %v", tc.name, got, tc.kept)
 		}
 	}

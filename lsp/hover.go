@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/notebook"
 )
 
@@ -17,7 +18,7 @@ import (
 // position within the cell. For notebooks the URI is a cell URI; for percent files it is
 // the file, and the cell is the one whose lines contain the position. ok is false when the
 // URI is not open or the position is in no cell.
-func (s *Server) locate(uri string, pos protocol.Position) (d *document, cellID string, p analysis.Position, ok bool) {
+func (s *Server) locate(uri string, pos protocol.Position) (d *document, cellID string, p finding.Position, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if d = s.cells[uri]; d != nil {
@@ -68,9 +69,9 @@ func (s *Server) hover(ctx context.Context, params json.RawMessage) (any, error)
 
 // nameAt finds the name or attribute chain prefix under pos: hovering "Age" in
 // df.Age.mean gives "df.Age".
-func nameAt(cf *analysis.CellFacts, pos analysis.Position) (string, analysis.Range, bool) {
+func nameAt(cf *analysis.CellFacts, pos finding.Position) (string, finding.Range, bool) {
 	if cf == nil {
-		return "", analysis.Range{}, false
+		return "", finding.Range{}, false
 	}
 	for _, a := range cf.Attrs {
 		if !a.Range.Contains(pos) {
@@ -78,7 +79,7 @@ func nameAt(cf *analysis.CellFacts, pos analysis.Position) (string, analysis.Ran
 		}
 		for i, pr := range a.PartRanges {
 			if i < len(a.Parts) && pr.Contains(pos) {
-				return strings.Join(a.Parts[:i+1], "."), analysis.Range{Start: a.Range.Start, End: pr.End}, true
+				return strings.Join(a.Parts[:i+1], "."), finding.Range{Start: a.Range.Start, End: pr.End}, true
 			}
 		}
 	}
@@ -92,12 +93,12 @@ func nameAt(cf *analysis.CellFacts, pos analysis.Position) (string, analysis.Ran
 			return df.Name, df.Range, true
 		}
 	}
-	return "", analysis.Range{}, false
+	return "", finding.Range{}, false
 }
 
 // hoverMarkdown assembles the hover: where the name was defined, its runtime facts, the
 // traced state of the line, and the kernel status.
-func (s *Server) hoverMarkdown(ctx context.Context, d *document, snap *notebook.Notebook, res *analysis.Result, cell *notebook.Cell, name string, pos analysis.Position) string {
+func (s *Server) hoverMarkdown(ctx context.Context, d *document, snap *notebook.Notebook, res *analysis.Result, cell *notebook.Cell, name string, pos finding.Position) string {
 	var b strings.Builder
 	root, _, _ := strings.Cut(name, ".")
 	fmt.Fprintf(&b, "**`%s`**", name)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // inlayHint shows, at the end of each line a shadow run traced, the compact state of the
@@ -57,7 +58,7 @@ func (s *Server) inlayHint(ctx context.Context, params json.RawMessage) (any, er
 			}
 			text := strings.TrimRight(lines[line], "\r")
 			hints = append(hints, InlayHint{
-				Position:    lspPos(analysis.Position{Line: line, Character: analysis.UTF16Len(text)}, c.SourceLine),
+				Position:    lspPos(finding.Position{Line: line, Character: analysis.UTF16Len(text)}, c.SourceLine),
 				Label:       strings.Join(parts, ", "),
 				Kind:        InlayHintKindType,
 				Tooltip:     "traced by a premortem shadow run",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/notebook"
 )
@@ -80,7 +81,7 @@ func sameConfig(a, b judge.LLMConfig) bool {
 // explain returns Markdown about the findings: the LLM's longer diagnosis of the first
 // one when an endpoint is configured, followed by every finding with its evidence and
 // fixes.
-func (l *llmLayer) explain(ctx context.Context, d *document, snap *notebook.Notebook, res *analysis.Result, c *notebook.Cell, fs []analysis.Finding) (any, error) {
+func (l *llmLayer) explain(ctx context.Context, d *document, snap *notebook.Notebook, res *analysis.Result, c *notebook.Cell, fs []finding.Finding) (any, error) {
 	local := findingsMarkdown(fs)
 	st := l.s.currentSettings()
 	if !l.active(st) {

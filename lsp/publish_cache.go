@@ -4,6 +4,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/notebook"
 )
 
@@ -15,7 +16,7 @@ import (
 // again), text, kernel layers, settings, or the definitions their related locations
 // point at.
 type pubEntry struct {
-	static   []analysis.Finding
+	static   []finding.Finding
 	text     string
 	line     int
 	layers   *cellLayers
@@ -101,7 +102,7 @@ func (e *pubEntry) relatedCurrent(fl *analysis.Flow) bool {
 }
 
 // sameFindings reports whether a and b are the same slice (not merely equal ones).
-func sameFindings(a, b []analysis.Finding) bool {
+func sameFindings(a, b []finding.Finding) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 

@@ -3,7 +3,7 @@ package lsp
 import (
 	"go.lsp.dev/protocol"
 
-	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/notebook"
 )
 
@@ -14,9 +14,9 @@ const maxRelated = 3
 // stale) at the cells that define the name, so the user can jump there. cell is the cell
 // f is about. It returns the name the locations are about too ("" when there are none to
 // look for). Callers hold d.rmu.
-func (d *document) relatedLocked(f analysis.Finding, cell *notebook.Cell) ([]protocol.DiagnosticRelatedInformation, string) {
+func (d *document) relatedLocked(f finding.Finding, cell *notebook.Cell) ([]protocol.DiagnosticRelatedInformation, string) {
 	switch f.Code {
-	case analysis.CodeUndefinedName, analysis.CodeNotRunDefinition, analysis.CodeStaleDefinition:
+	case finding.UndefinedName, finding.NotRunDefinition, finding.StaleDefinition:
 	default:
 		return nil, ""
 	}
@@ -54,7 +54,7 @@ func (d *document) relatedLocked(f analysis.Finding, cell *notebook.Cell) ([]pro
 
 // textAt returns the text of a one-line range of a cell, "" when the range is not on one
 // line or out of bounds.
-func textAt(text string, r analysis.Range) string {
+func textAt(text string, r finding.Range) string {
 	if r.Start.Line != r.End.Line {
 		return ""
 	}
@@ -72,7 +72,7 @@ func textAt(text string, r analysis.Range) string {
 // ownRelatedLocked turns the places a finding itself points at (finding.Related: the
 // earlier cell whose code raised) into related locations; those in cells the document no
 // longer has are left out. Callers hold d.rmu.
-func (d *document) ownRelatedLocked(f analysis.Finding) []protocol.DiagnosticRelatedInformation {
+func (d *document) ownRelatedLocked(f finding.Finding) []protocol.DiagnosticRelatedInformation {
 	var out []protocol.DiagnosticRelatedInformation
 	for _, r := range f.Related {
 		if d.staticSnap == nil || len(out) == maxRelated {

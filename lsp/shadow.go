@@ -64,7 +64,7 @@ func (rt *runtimeLayer) shadowNow(ctx context.Context, p *pass, a *attachment, r
 // unknownDiagnostic is the information-level finding shown on a cell's first line when the
 // shadow layer ran but no layer could tell whether the cell crashes: the editor says
 // "unknown" and why, rather than nothing (which reads as "no crash").
-func unknownDiagnostic(cellID, text string, v *judge.CellVerdict) analysis.Finding {
+func unknownDiagnostic(cellID, text string, v *judge.CellVerdict) finding.Finding {
 	line := text
 	for i := 0; i < len(text); i++ {
 		if text[i] == '\n' {
@@ -72,12 +72,12 @@ func unknownDiagnostic(cellID, text string, v *judge.CellVerdict) analysis.Findi
 			break
 		}
 	}
-	return analysis.Finding{
+	return finding.Finding{
 		Cell:     cellID,
-		Source:   analysis.SourceShadow,
-		Severity: analysis.SeverityInfo,
+		Source:   finding.SourceShadow,
+		Severity: finding.SeverityInfo,
 		Code:     finding.OutcomeUnknown,
 		Message:  "outcome unknown: " + v.Reason,
-		Range:    analysis.Range{End: analysis.Position{Character: analysis.UTF16Len(line)}},
+		Range:    finding.Range{End: finding.Position{Character: analysis.UTF16Len(line)}},
 	}
 }

@@ -3,7 +3,7 @@ package lsp
 import (
 	"sync"
 
-	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/notebook"
 )
@@ -35,7 +35,7 @@ type cellVerify struct {
 	known map[string]judge.Outcome
 	// findings are the findings with verified fixes, as of the last outcome; matched to
 	// the published findings by digest.
-	findings []analysis.Finding
+	findings []finding.Finding
 	done     bool
 }
 
@@ -65,7 +65,7 @@ func (vs *verifyStore) state(c *notebook.Cell, execCount int) *cellVerify {
 }
 
 // record stores an outcome and the findings as they stand after it.
-func (vs *verifyStore) record(cv *cellVerify, o judge.Outcome, fs []analysis.Finding) {
+func (vs *verifyStore) record(cv *cellVerify, o judge.Outcome, fs []finding.Finding) {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	if o.Key != "" {
@@ -88,18 +88,18 @@ func (vs *verifyStore) changes() int {
 // withVerified replaces the fixes (and evidence) of the findings verification has
 // answered for, when its answer is about the cell's current text. Callers hold d.rmu;
 // vs.mu is taken inside (never the other way round).
-func (vs *verifyStore) withVerified(c *notebook.Cell, fs []analysis.Finding) []analysis.Finding {
+func (vs *verifyStore) withVerified(c *notebook.Cell, fs []finding.Finding) []finding.Finding {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	cv := vs.cells[c.ID]
 	if cv == nil || cv.text != c.Text || len(cv.findings) == 0 {
 		return fs
 	}
-	by := map[string]analysis.Finding{}
+	by := map[string]finding.Finding{}
 	for _, f := range cv.findings {
 		by[findingDigest(f)] = f
 	}
-	out := make([]analysis.Finding, len(fs))
+	out := make([]finding.Finding, len(fs))
 	for i, f := range fs {
 		if v, ok := by[findingDigest(f)]; ok && v.Exception == f.Exception {
 			f.Fixes = v.Fixes

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // A NumPy array indexed by a column name, as if it still were the frame it came from
@@ -36,7 +36,7 @@ func arrayIndexGen(in *Input) []Candidate {
 			continue
 		}
 		return []Candidate{{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("%s is a NumPy array with one column: take it by position (%s[:, 0])", s.Object.Text, s.Object.Text), Edits: []analysis.Edit{replaceAt(s.Index.Range, ":, 0")}},
+			Fix:   finding.Fix{Title: fmt.Sprintf("%s is a NumPy array with one column: take it by position (%s[:, 0])", s.Object.Text, s.Object.Text), Edits: []finding.Edit{replaceAt(s.Index.Range, ":, 0")}},
 			Keeps: fmt.Sprintf("%s (shape %d×1) has no column names; its only column is the %q the cell reads", s.Object.Text, v.Shape[0], col),
 		}}
 	}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"regexp"
 
-	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // Attributes of the wrong kind of object: a pandas Series or DataFrame has no reshape (its
@@ -48,22 +48,22 @@ func attrKindGen(in *Input) []Candidate {
 			switch {
 			case pandas && attr == "reshape":
 				return []Candidate{{
-					Fix:   analysis.Fix{Title: fmt.Sprintf("Reshape the NumPy array of %s: .to_numpy().reshape", base), Edits: []analysis.Edit{{Range: analysis.Range{Start: r.Start, End: r.Start}, NewText: "to_numpy()."}}},
+					Fix:   finding.Fix{Title: fmt.Sprintf("Reshape the NumPy array of %s: .to_numpy().reshape", base), Edits: []finding.Edit{{Range: finding.Range{Start: r.Start, End: r.Start}, NewText: "to_numpy()."}}},
 					Keeps: fmt.Sprintf("%s is a pandas object, which has no reshape; its values as an array are reshaped the same way", base),
 				}}
 			case pandas && pandasRenamed[attr] != "":
 				nw := pandasRenamed[attr]
 				return []Candidate{{
-					Fix:   analysis.Fix{Title: fmt.Sprintf("Use .%s (pandas removed .%s)", nw, attr), Edits: []analysis.Edit{replaceAt(r, nw)}},
+					Fix:   finding.Fix{Title: fmt.Sprintf("Use .%s (pandas removed .%s)", nw, attr), Edits: []finding.Edit{replaceAt(r, nw)}},
 					Keeps: fmt.Sprintf("pandas replaced %s by %s, which does the same", attr, nw),
 				}}
 			case !pandas && r.Start.Character > 0:
-				dot := analysis.Range{Start: analysis.Position{Line: r.Start.Line, Character: r.Start.Character - 1}, End: r.Start}
+				dot := finding.Range{Start: finding.Position{Line: r.Start.Line, Character: r.Start.Character - 1}, End: r.Start}
 				if textOf(in.Text, dot) != "." {
 					continue
 				}
 				return []Candidate{{
-					Fix:   analysis.Fix{Title: fmt.Sprintf("Use %s itself: it is a NumPy array already (no .values)", base), Edits: []analysis.Edit{replaceAt(dot, ""), replaceAt(r, "")}},
+					Fix:   finding.Fix{Title: fmt.Sprintf("Use %s itself: it is a NumPy array already (no .values)", base), Edits: []finding.Edit{replaceAt(dot, ""), replaceAt(r, "")}},
 					Keeps: fmt.Sprintf("%s is already the array .values would give", base),
 				}}
 			}

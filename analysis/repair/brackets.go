@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // A bracket never closed ("'(' was never closed", or "invalid syntax" on the line after):
@@ -33,18 +34,18 @@ func bracketGen(in *Input) []Candidate {
 		}
 		closers[o.line] += string(match[o.char])
 	}
-	var edits []analysis.Edit
+	var edits []finding.Edit
 	for _, l := range order {
 		code := strings.TrimRight(stripComment(ls[l]), " \t\r")
-		p := analysis.Position{Line: l, Character: analysis.UTF16Len(code)}
-		edits = append(edits, analysis.Edit{Range: analysis.Range{Start: p, End: p}, NewText: closers[l]})
+		p := finding.Position{Line: l, Character: analysis.UTF16Len(code)}
+		edits = append(edits, finding.Edit{Range: finding.Range{Start: p, End: p}, NewText: closers[l]})
 	}
 	what := ""
 	for _, o := range open {
 		what += string(o.char)
 	}
 	return []Candidate{{
-		Fix:   analysis.Fix{Title: "Close the bracket opened on line " + itoa(open[len(open)-1].line+1) + " (" + what + " never closed)", Edits: edits},
+		Fix:   finding.Fix{Title: "Close the bracket opened on line " + itoa(open[len(open)-1].line+1) + " (" + what + " never closed)", Edits: edits},
 		Keeps: "the statement is unchanged; only its missing closing bracket is added",
 	}}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // Data that needs preparing, prepared where it is built: the frame a failing fit got was
@@ -48,7 +49,7 @@ func (s buildSite) where() string {
 }
 
 // edit replaces the site's value with text.
-func (s buildSite) edit(text string) analysis.Edit {
+func (s buildSite) edit(text string) finding.Edit {
 	e := replaceAt(s.value.Range, text)
 	e.Cell = s.cell
 	return e
@@ -56,11 +57,11 @@ func (s buildSite) edit(text string) analysis.Edit {
 
 // wrap surrounds the site's value with before and after as two insertions, so the edit's
 // size is what it adds (EditSize ranks the smallest repair first).
-func (s buildSite) wrap(before, after string) []analysis.Edit {
+func (s buildSite) wrap(before, after string) []finding.Edit {
 	r := s.value.Range
-	a := analysis.Edit{Cell: s.cell, Range: analysis.Range{Start: r.Start, End: r.Start}, NewText: before}
-	b := analysis.Edit{Cell: s.cell, Range: analysis.Range{Start: r.End, End: r.End}, NewText: after}
-	return []analysis.Edit{a, b}
+	a := finding.Edit{Cell: s.cell, Range: finding.Range{Start: r.Start, End: r.Start}, NewText: before}
+	b := finding.Edit{Cell: s.cell, Range: finding.Range{Start: r.End, End: r.End}, NewText: after}
+	return []finding.Edit{a, b}
 }
 
 // splitterRE names the calls whose tuple result holds, per input, its train and test parts
@@ -266,12 +267,12 @@ func encodeAtSite(in *Input, x string) []Candidate {
 	var out []Candidate
 	if !anyIdentifierLike(v) {
 		out = append(out, Candidate{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("One-hot encode %s of %s where it is built (pd.get_dummies)%s", what, s.name, s.where()), Edits: s.wrap("pd.get_dummies(", ")")},
+			Fix:   finding.Fix{Title: fmt.Sprintf("One-hot encode %s of %s where it is built (pd.get_dummies)%s", what, s.name, s.where()), Edits: s.wrap("pd.get_dummies(", ")")},
 			Keeps: fmt.Sprintf("every feature of %s reaches the estimator%s; %s become indicator columns, the same for every later use of %s", s.name, via, what, s.name),
 		})
 	}
 	return append(out, Candidate{
-		Fix:   analysis.Fix{Title: fmt.Sprintf("Build %s from the numeric columns only%s", s.name, s.where()), Edits: []analysis.Edit{s.edit(wrapped(s.value, ".select_dtypes('number')"))}},
+		Fix:   finding.Fix{Title: fmt.Sprintf("Build %s from the numeric columns only%s", s.name, s.where()), Edits: []finding.Edit{s.edit(wrapped(s.value, ".select_dtypes('number')"))}},
 		Keeps: fmt.Sprintf("the numeric features of %s reach the estimator unchanged%s; %s are left out", s.name, via, what),
 	})
 }
@@ -329,7 +330,7 @@ func codesBeforeUse(in *Input, x *analysis.Expr, bad string) []Candidate {
 	}
 	at := statementStart(in.Text, in.crashLine())
 	return []Candidate{{
-		Fix:   analysis.Fix{Title: fmt.Sprintf("Encode the text column%s %s of %s as category codes before %s", plural(len(text)), strings.Join(text, ", "), df, x.Text), Edits: []analysis.Edit{insertBefore(in.Text, at, strings.Join(code, "\n"))}},
+		Fix:   finding.Fix{Title: fmt.Sprintf("Encode the text column%s %s of %s as category codes before %s", plural(len(text)), strings.Join(text, ", "), df, x.Text), Edits: []finding.Edit{insertBefore(in.Text, at, strings.Join(code, "\n"))}},
 		Keeps: fmt.Sprintf("every column of %s stays selected; the categories of %s become their codes (sorted, as LabelEncoder numbers them)", x.Text, strings.Join(text, ", ")),
 	}}
 }
@@ -427,7 +428,7 @@ func numbersAtSite(in *Input, args []*analysis.Expr, sample string) []Candidate 
 		q := quoteOf(lineAt(s.text, s.value.Range.Start.Line))
 		inner := wrapped(s.value, ".str.replace(r"+q+class+q+", "+q+q+", regex=True)")
 		out = append(out, Candidate{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Parse %s as numbers where it is built (remove %s, pd.to_numeric)%s", s.name, class, s.where()), Edits: []analysis.Edit{s.edit("pd.to_numeric(" + inner + ")")}},
+			Fix:   finding.Fix{Title: fmt.Sprintf("Parse %s as numbers where it is built (remove %s, pd.to_numeric)%s", s.name, class, s.where()), Edits: []finding.Edit{s.edit("pd.to_numeric(" + inner + ")")}},
 			Keeps: fmt.Sprintf("%s holds numbers written with symbols (%q); the same numbers reach the fit, and text that is no number still fails", s.name, sample),
 		})
 	}

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // textFrame is a DataFrame value whose columns named in text are object columns.
@@ -153,13 +153,13 @@ func TestNeedsFromCrashFacts(t *testing.T) {
 // edit, as a chained composite writes it) ranks before the longer column selection.
 func TestEditSizeWrap(t *testing.T) {
 	texts := map[string]string{"c": "X = churn.drop(columns=['y'])\n"}
-	line := analysis.Range{Start: analysis.Position{Line: 0}, End: analysis.Position{Line: 1}}
-	wrap := analysis.Fix{Edits: []analysis.Edit{{Range: line, NewText: "X = pd.get_dummies(churn.drop(columns=['y']))\n"}}}
-	sel := analysis.Fix{Edits: []analysis.Edit{{Range: line, NewText: "X = churn.drop(columns=['y']).select_dtypes('number')\n"}}}
+	line := finding.Range{Start: finding.Position{Line: 0}, End: finding.Position{Line: 1}}
+	wrap := finding.Fix{Edits: []finding.Edit{{Range: line, NewText: "X = pd.get_dummies(churn.drop(columns=['y']))\n"}}}
+	sel := finding.Fix{Edits: []finding.Edit{{Range: line, NewText: "X = churn.drop(columns=['y']).select_dtypes('number')\n"}}}
 	if w, s := EditSize(texts, "c", wrap), EditSize(texts, "c", sel); w != 16 || s != 24 {
 		t.Fatalf("EditSize: wrap %d, selection %d; want 16 and 24", w, s)
 	}
-	other := analysis.Fix{Edits: []analysis.Edit{{Range: line, NewText: "X = churn[['a']]\n"}}}
+	other := finding.Fix{Edits: []finding.Edit{{Range: line, NewText: "X = churn[['a']]\n"}}}
 	if got := EditSize(texts, "c", other); got != len(".drop(columns=['y'])")+len("[['a']]") {
 		t.Fatalf("EditSize of a replacement = %d", got)
 	}

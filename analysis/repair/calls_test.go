@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // shadowOnly is the input of a crash only the shadow run found: no rule's finding, the
@@ -13,7 +13,7 @@ import (
 func shadowOnly(text, exc, msg string, line int, values ...facts.Value) Input {
 	in := input(text, exc, msg, line, values...)
 	in.Message = ""
-	in.Finding.Source = analysis.SourceShadow
+	in.Finding.Source = finding.SourceShadow
 	in.Finding.Message = exc + ": " + strings.ReplaceAll(msg, "\n", " ") + " (raised at line 1 when run in a copy of the kernel)"
 	return in
 }

@@ -5,6 +5,7 @@ import (
 	"regexp"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // Call shapes: a keyword the installed library version renamed (OneHotEncoder's sparse is
@@ -79,13 +80,13 @@ func renameKeyword(in *Input, kw string) []Candidate {
 					}
 				}
 			}
-			nameRange := analysis.Range{Start: k.Range.Start, End: analysis.Position{Line: k.Range.Start.Line, Character: k.Range.Start.Character + analysis.UTF16Len(kw)}}
+			nameRange := finding.Range{Start: k.Range.Start, End: finding.Position{Line: k.Range.Start.Line, Character: k.Range.Start.Character + analysis.UTF16Len(kw)}}
 			if textOf(in.Text, nameRange) != kw {
 				continue
 			}
 			for _, n := range names {
 				out = append(out, Candidate{
-					Fix:   analysis.Fix{Title: fmt.Sprintf("Rename the keyword %s to %s (this library version's name)", kw, n), Edits: []analysis.Edit{replaceAt(nameRange, n)}},
+					Fix:   finding.Fix{Title: fmt.Sprintf("Rename the keyword %s to %s (this library version's name)", kw, n), Edits: []finding.Edit{replaceAt(nameRange, n)}},
 					Keeps: fmt.Sprintf("%s takes %s where older versions took %s; the value passed is the same", c.Callee, n, kw),
 				})
 			}
@@ -115,7 +116,7 @@ func inplaceMisuse(in *Input) []Candidate {
 			if s.cell == "" && l >= in.crashLine() {
 				continue
 			}
-			r := analysis.Range{Start: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[8]])}, End: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[9]])}}
+			r := finding.Range{Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[8]])}, End: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[9]])}}
 			e := replaceAt(r, "")
 			e.Cell = s.cell
 			name := line[m[4]:m[5]]
@@ -124,7 +125,7 @@ func inplaceMisuse(in *Input) []Candidate {
 				title += fmt.Sprintf(" (cell %d; run it again)", s.index+1)
 			}
 			out = append(out, Candidate{
-				Fix:   analysis.Fix{Title: title, Edits: []analysis.Edit{e}},
+				Fix:   finding.Fix{Title: title, Edits: []finding.Edit{e}},
 				Keeps: fmt.Sprintf("with inplace=True the method returns None, so %s became None; without it %s gets the result", name, name),
 			})
 			return out

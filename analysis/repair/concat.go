@@ -6,6 +6,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // Concatenation along the wrong axis: "all the input array dimensions except for the
@@ -118,20 +119,20 @@ func concatAxis(in *Input, call *analysis.Expr, dim int, keeps string) []Candida
 	keeps += fmt.Sprintf("; joined along axis %d every array keeps its values", dim)
 	for _, k := range call.Keywords {
 		if k.Name == "axis" && k.Value != nil {
-			return []Candidate{{Fix: analysis.Fix{Title: title, Edits: []analysis.Edit{replaceAt(k.Value.Range, itoa(dim))}}, Keeps: keeps}}
+			return []Candidate{{Fix: finding.Fix{Title: title, Edits: []finding.Edit{replaceAt(k.Value.Range, itoa(dim))}}, Keeps: keeps}}
 		}
 	}
 	if len(call.Args) >= 2 {
-		return []Candidate{{Fix: analysis.Fix{Title: title, Edits: []analysis.Edit{replaceAt(call.Args[1].Range, itoa(dim))}}, Keeps: keeps}}
+		return []Candidate{{Fix: finding.Fix{Title: title, Edits: []finding.Edit{replaceAt(call.Args[1].Range, itoa(dim))}}, Keeps: keeps}}
 	}
 	end := call.Args[0].Range.End
-	return []Candidate{{Fix: analysis.Fix{Title: title, Edits: []analysis.Edit{{Range: analysis.Range{Start: end, End: end}, NewText: ", axis=" + itoa(dim)}}}, Keeps: keeps}}
+	return []Candidate{{Fix: finding.Fix{Title: title, Edits: []finding.Edit{{Range: finding.Range{Start: end, End: end}, NewText: ", axis=" + itoa(dim)}}}, Keeps: keeps}}
 }
 
 // renameCall replaces the function name of call (np.hstack's hstack) by name, module and
 // arguments unchanged.
 func renameCall(call *analysis.Expr, name, title, keeps string) Candidate {
-	return Candidate{Fix: analysis.Fix{Title: title, Edits: []analysis.Edit{replaceAt(call.Value.NameRange, name)}}, Keeps: keeps}
+	return Candidate{Fix: finding.Fix{Title: title, Edits: []finding.Edit{replaceAt(call.Value.NameRange, name)}}, Keeps: keeps}
 }
 
 // torchCatDim repairs torch.cat of 2-D tensors that disagree on the axis they are not
@@ -168,7 +169,7 @@ func torchCatDim(in *Input, k int) []Candidate {
 		}
 		title := fmt.Sprintf("Join along dim %d, where the tensors differ", other)
 		keeps := fmt.Sprintf("the tensors differ in size along dim %d and agree along dim %d; joined along %d every tensor keeps its values", other, k, other)
-		var e analysis.Edit
+		var e finding.Edit
 		switch {
 		case keywordValue(c.Expr, "dim", "axis") != nil:
 			e = replaceAt(keywordValue(c.Expr, "dim", "axis").Range, itoa(other))
@@ -176,9 +177,9 @@ func torchCatDim(in *Input, k int) []Candidate {
 			e = replaceAt(c.Expr.Args[1].Range, itoa(other))
 		default:
 			end := seq.Range.End
-			e = analysis.Edit{Range: analysis.Range{Start: end, End: end}, NewText: ", dim=" + itoa(other)}
+			e = finding.Edit{Range: finding.Range{Start: end, End: end}, NewText: ", dim=" + itoa(other)}
 		}
-		out = append(out, Candidate{Fix: analysis.Fix{Title: title, Edits: []analysis.Edit{e}}, Keeps: keeps})
+		out = append(out, Candidate{Fix: finding.Fix{Title: title, Edits: []finding.Edit{e}}, Keeps: keeps})
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // Undefined name bound by another cell: the cell that binds it has not run (it sits below
@@ -56,9 +57,9 @@ func defineGen(in *Input) []Candidate {
 			why = "ran, but the kernel no longer holds " + name
 		}
 		out = append(out, Candidate{
-			Fix: analysis.Fix{
+			Fix: finding.Fix{
 				Title: fmt.Sprintf("Define %s as in cell %d: `%s`", name, cell.Index+1, summarize(code)),
-				Edits: []analysis.Edit{insertBefore(in.Text, at, code)},
+				Edits: []finding.Edit{insertBefore(in.Text, at, code)},
 			},
 			Keeps: fmt.Sprintf("cell %d binds %s and %s; its statements are copied unchanged", cell.Index+1, name, why),
 		})
@@ -340,7 +341,7 @@ func mutates(st analysis.StatementFacts, name string) bool {
 
 // onTarget reports whether r lies inside an assignment target of the statement:
 // df['x'] = ... and df.x = ... do, df['x'].mean() does not.
-func onTarget(st analysis.StatementFacts, r analysis.Range) bool {
+func onTarget(st analysis.StatementFacts, r finding.Range) bool {
 	for _, d := range st.Facts.Statements {
 		if d == nil || (d.Kind != analysis.StmtAssign && d.Kind != analysis.StmtAugAssign) {
 			continue

@@ -5,6 +5,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // unran builds cells that have not run, at notebook indexes from first on.
@@ -48,7 +49,7 @@ func TestNameCandidates(t *testing.T) {
 		{"a static finding worded for a skipped cell", func() Input {
 			in := input("corr = df[features].corr()\n", "NameError", "'features' is defined in cell 5, which has not run yet", 0, names("df")...)
 			in.Message = ""
-			in.Finding.Range = analysis.Range{Start: analysis.Position{Line: 0, Character: 10}, End: analysis.Position{Line: 0, Character: 18}}
+			in.Finding.Range = finding.Range{Start: finding.Position{Line: 0, Character: 10}, End: finding.Position{Line: 0, Character: 18}}
 			in.Unran = unran(4, "features = ['a']")
 			return in
 		}(), "features = ['a']\ncorr = df[features].corr()\n", ""},

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // A deletion run twice: `del df["Id"]` already ran in an executed cell, so running the same
@@ -43,11 +44,11 @@ func delTwiceGen(in *Input) []Candidate {
 		return nil
 	}
 	ind := indentOf(line)
-	r := analysis.Range{Start: analysis.Position{Line: l, Character: analysis.UTF16Len(ind)}, End: analysis.Position{Line: l, Character: analysis.UTF16Len(strings.TrimRight(line, " \t\r"))}}
+	r := finding.Range{Start: finding.Position{Line: l, Character: analysis.UTF16Len(ind)}, End: finding.Position{Line: l, Character: analysis.UTF16Len(strings.TrimRight(line, " \t\r"))}}
 	return []Candidate{{
-		Fix: analysis.Fix{
+		Fix: finding.Fix{
 			Title: fmt.Sprintf("Delete %s[%s] only while it is there (cell %d already deleted it)", obj, key, ran+1),
-			Edits: []analysis.Edit{replaceAt(r, fmt.Sprintf("if %s in %s:\n%s    %s", key, obj, ind, strings.TrimSpace(textOf(in.Text, r))))},
+			Edits: []finding.Edit{replaceAt(r, fmt.Sprintf("if %s in %s:\n%s    %s", key, obj, ind, strings.TrimSpace(textOf(in.Text, r))))},
 		},
 		Keeps: fmt.Sprintf("cell %d ran the same deletion; %s already lacks %s, which is what the statement means", ran+1, obj, key),
 	}}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // Tensors into NumPy: a tensor that requires grad (a model's output, a parameter) cannot
@@ -36,7 +37,7 @@ func detachGen(in *Input) []Candidate {
 		return nil
 	}
 	// The .numpy() calls of the crash line whose tensor is not yet made convertible.
-	var edits []analysis.Edit
+	var edits []finding.Edit
 	var bases []string
 	accel := dev != nil || onDeviceRE.MatchString(codeOnly(in.Text))
 	for _, e := range in.exprsOnLine(in.crashLine(), isNumpyCall) {
@@ -52,7 +53,7 @@ func detachGen(in *Input) []Candidate {
 		if known && v.Device != "" && v.Device != "cpu" {
 			accel = true
 		}
-		edits = append(edits, analysis.Edit{Range: analysis.Range{Start: attr.NameRange.Start, End: attr.NameRange.Start}})
+		edits = append(edits, finding.Edit{Range: finding.Range{Start: attr.NameRange.Start, End: attr.NameRange.Start}})
 		bases = append(bases, base.Text)
 	}
 	if len(edits) > 0 {
@@ -75,7 +76,7 @@ func detachGen(in *Input) []Candidate {
 		if needsParens(a) {
 			text = "(" + text + ")"
 		}
-		edits = append(edits, analysis.Edit{Range: a.Range, NewText: text + ".detach()"})
+		edits = append(edits, finding.Edit{Range: a.Range, NewText: text + ".detach()"})
 		bases = append(bases, a.Text)
 	}
 	if len(edits) == 0 {
@@ -88,7 +89,7 @@ func detachGen(in *Input) []Candidate {
 			}
 			for _, a := range c.Expr.Args {
 				if v, ok := in.value(a.Text); ok && v.Kind == facts.KindTensor && v.RequiresGrad != nil && *v.RequiresGrad {
-					edits = append(edits, analysis.Edit{Range: a.Range, NewText: a.Text + ".detach()"})
+					edits = append(edits, finding.Edit{Range: a.Range, NewText: a.Text + ".detach()"})
 					bases = append(bases, a.Text)
 				}
 			}
@@ -98,18 +99,18 @@ func detachGen(in *Input) []Candidate {
 		return nil
 	}
 	return []Candidate{{
-		Fix:   analysis.Fix{Title: fmt.Sprintf("Detach %s before making it an array", strings.Join(bases, ", ")), Edits: edits},
+		Fix:   finding.Fix{Title: fmt.Sprintf("Detach %s before making it an array", strings.Join(bases, ", ")), Edits: edits},
 		Keeps: "the same values; an array cannot carry the gradient graph, so the tensor is detached from it first",
 	}}
 }
 
 // conversionCandidates builds the .detach().numpy() (and .detach().cpu().numpy()) repairs
 // from insertion points just before "numpy" in each `.numpy()`.
-func conversionCandidates(at []analysis.Edit, bases []string, grad, accel bool, call string) []Candidate {
-	with := func(insert string) []analysis.Edit {
-		es := make([]analysis.Edit, len(at))
+func conversionCandidates(at []finding.Edit, bases []string, grad, accel bool, call string) []Candidate {
+	with := func(insert string) []finding.Edit {
+		es := make([]finding.Edit, len(at))
 		for i, e := range at {
-			es[i] = analysis.Edit{Range: e.Range, NewText: insert}
+			es[i] = finding.Edit{Range: e.Range, NewText: insert}
 		}
 		return es
 	}
@@ -117,11 +118,11 @@ func conversionCandidates(at []analysis.Edit, bases []string, grad, accel bool, 
 	var out []Candidate
 	if grad {
 		host := Candidate{
-			Fix:   analysis.Fix{Title: "Detach and copy to the CPU first: .detach().cpu()" + call, Edits: with("detach().cpu().")},
+			Fix:   finding.Fix{Title: "Detach and copy to the CPU first: .detach().cpu()" + call, Edits: with("detach().cpu().")},
 			Keeps: fmt.Sprintf("the same values of %s; an array cannot carry the gradient graph, and NumPy reads only host memory", who),
 		}
 		plain := Candidate{
-			Fix:   analysis.Fix{Title: "Detach the tensor first: .detach()" + call, Edits: with("detach().")},
+			Fix:   finding.Fix{Title: "Detach the tensor first: .detach()" + call, Edits: with("detach().")},
 			Keeps: fmt.Sprintf("the same values of %s; an array cannot carry the gradient graph, so the tensor is detached from it first", who),
 		}
 		if accel {
@@ -130,7 +131,7 @@ func conversionCandidates(at []analysis.Edit, bases []string, grad, accel bool, 
 		return append(out, plain, host)
 	}
 	return []Candidate{{
-		Fix:   analysis.Fix{Title: "Copy the tensor to the CPU first: .cpu()" + call, Edits: with("cpu().")},
+		Fix:   finding.Fix{Title: "Copy the tensor to the CPU first: .cpu()" + call, Edits: with("cpu().")},
 		Keeps: fmt.Sprintf("the same values of %s; NumPy reads only host memory", who),
 	}}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // maxDiffCells bounds the line-by-line comparison Diff makes (old lines × new lines); past
@@ -14,7 +15,7 @@ const maxDiffCells = 1 << 20
 // one edit (a pure insertion has an empty range), so a fix composed of several steps (an
 // import at the top, a definition before line 5) is offered as the few edits a user would
 // have made, not as one rewrite of the cell. Applying them to old with ApplyEdits gives new.
-func Diff(old, new string) []analysis.Edit {
+func Diff(old, new string) []finding.Edit {
 	if old == new {
 		return nil
 	}
@@ -77,10 +78,10 @@ func Diff(old, new string) []analysis.Edit {
 	for i, ln := range a {
 		offs[i+1] = offs[i] + len(ln)
 	}
-	var out []analysis.Edit
+	var out []finding.Edit
 	for _, h := range hunks {
-		out = append(out, analysis.Edit{
-			Range:   analysis.Range{Start: x.Position(offs[h.a0]), End: x.Position(offs[h.a1])},
+		out = append(out, finding.Edit{
+			Range:   finding.Range{Start: x.Position(offs[h.a0]), End: x.Position(offs[h.a1])},
 			NewText: strings.Join(b[h.b0:h.b1], ""),
 		})
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // Dtype and device errors: a tensor converted with .float() or .long() to the dtype the
@@ -59,7 +60,7 @@ func dtypeGen(in *Input) []Candidate {
 		for _, r := range findOnLine(in.Text, in.crashLine(), ".str.") {
 			p := r.Start
 			out = append(out, Candidate{
-				Fix:   analysis.Fix{Title: "Convert to strings before .str", Edits: []analysis.Edit{{Range: analysis.Range{Start: p, End: p}, NewText: ".astype(str)"}}},
+				Fix:   finding.Fix{Title: "Convert to strings before .str", Edits: []finding.Edit{{Range: finding.Range{Start: p, End: p}, NewText: ".astype(str)"}}},
 				Keeps: "the same values as text, which the .str accessor works on",
 			})
 			break
@@ -69,9 +70,9 @@ func dtypeGen(in *Input) []Candidate {
 		l := in.crashLine()
 		line := lineAt(in.Text, l)
 		for _, m := range astypeIntRE.FindAllStringSubmatchIndex(line, -1) {
-			r := analysis.Range{Start: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[2]])}, End: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[3]])}}
+			r := finding.Range{Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[2]])}, End: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[3]])}}
 			out = append(out, Candidate{
-				Fix:   analysis.Fix{Title: "Cast with the nullable 'Int64' dtype", Edits: []analysis.Edit{replaceAt(r, "'Int64'")}},
+				Fix:   finding.Fix{Title: "Cast with the nullable 'Int64' dtype", Edits: []finding.Edit{replaceAt(r, "'Int64'")}},
 				Keeps: "the same integers; missing values stay missing (<NA>) instead of failing the cast",
 			})
 		}
@@ -116,7 +117,7 @@ func convertTensorArgs(in *Input, suffix, title string, lastFirst bool) []Candid
 		}
 		seen[a.Text] = true
 		out = append(out, Candidate{
-			Fix:   analysis.Fix{Title: fmt.Sprintf(title, a.Text), Edits: []analysis.Edit{replaceAt(a.Range, a.Text+suffix)}},
+			Fix:   finding.Fix{Title: fmt.Sprintf(title, a.Text), Edits: []finding.Edit{replaceAt(a.Range, a.Text+suffix)}},
 			Keeps: "the same values in the dtype (or on the device) the operation needs",
 		})
 	}
@@ -139,7 +140,7 @@ func toTensor(in *Input) []Candidate {
 			continue
 		}
 		out = append(out, Candidate{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Convert %s to a float32 tensor", a.Text), Edits: []analysis.Edit{replaceAt(a.Range, "torch.tensor("+src+", dtype=torch.float32)")}},
+			Fix:   finding.Fix{Title: fmt.Sprintf("Convert %s to a float32 tensor", a.Text), Edits: []finding.Edit{replaceAt(a.Range, "torch.tensor("+src+", dtype=torch.float32)")}},
 			Keeps: "the same values, as the tensor torch layers take",
 		})
 	}
@@ -195,7 +196,7 @@ func toNumeric(in *Input) []Candidate {
 				inner = expr + `.str.replace(r"[$,€£% ]", "", regex=True)`
 			}
 			out = append(out, Candidate{
-				Fix:   analysis.Fix{Title: fmt.Sprintf("Parse %s as numbers (pd.to_numeric)", expr), Edits: []analysis.Edit{replaceAt(s.Range, "pd.to_numeric("+inner+", errors='coerce')")}},
+				Fix:   finding.Fix{Title: fmt.Sprintf("Parse %s as numbers (pd.to_numeric)", expr), Edits: []finding.Edit{replaceAt(s.Range, "pd.to_numeric("+inner+", errors='coerce')")}},
 				Keeps: fmt.Sprintf("column %s holds numbers written as text (%s); they are parsed, text that is no number becomes NaN", col, strings.Join(c.NonNumericSample, ", ")),
 			})
 		}
@@ -211,7 +212,7 @@ func stripNumberText(in *Input, sample string) []Candidate {
 	for _, r := range findOnLine(in.Text, l, ".astype(") {
 		p := r.Start
 		out = append(out, Candidate{
-			Fix:   analysis.Fix{Title: "Remove the non-numeric characters before the cast", Edits: []analysis.Edit{{Range: analysis.Range{Start: p, End: p}, NewText: `.str.replace(r"[^0-9.\-]", "", regex=True)`}}},
+			Fix:   finding.Fix{Title: "Remove the non-numeric characters before the cast", Edits: []finding.Edit{{Range: finding.Range{Start: p, End: p}, NewText: `.str.replace(r"[^0-9.\-]", "", regex=True)`}}},
 			Keeps: fmt.Sprintf("the numbers are written with symbols (%q); the digits are kept and cast as before", sample),
 		})
 		break
@@ -229,9 +230,9 @@ func nanTextToInt(in *Input) []Candidate {
 	q := quoteOf(line)
 	var out []Candidate
 	for _, m := range astypeIntRE.FindAllStringSubmatchIndex(line, -1) {
-		r := analysis.Range{Start: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[0]])}, End: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[1]])}}
+		r := finding.Range{Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[0]])}, End: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[1]])}}
 		out = append(out, Candidate{
-			Fix:   analysis.Fix{Title: "Cast through float to the nullable 'Int64' dtype ('nan' stays missing)", Edits: []analysis.Edit{replaceAt(r, ".astype(float).astype("+q+"Int64"+q+")")}},
+			Fix:   finding.Fix{Title: "Cast through float to the nullable 'Int64' dtype ('nan' stays missing)", Edits: []finding.Edit{replaceAt(r, ".astype(float).astype("+q+"Int64"+q+")")}},
 			Keeps: "the same integers; the text 'nan' (a missing value made text) becomes <NA> instead of failing the cast",
 		})
 	}

@@ -8,11 +8,12 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // ApplyEdits returns text with the edits applied (all of them must target this one text;
 // ranges refer to the original text and must not overlap).
-func ApplyEdits(text string, edits []analysis.Edit) (string, error) {
+func ApplyEdits(text string, edits []finding.Edit) (string, error) {
 	x := analysis.NewLineIndex(text)
 	type span struct {
 		s, e int
@@ -39,8 +40,8 @@ func ApplyEdits(text string, edits []analysis.Edit) (string, error) {
 
 // ApplyFix applies a fix to a notebook's cell texts (by cell ID; "" in an edit means
 // target) and returns the new texts of the cells it changed.
-func ApplyFix(texts map[string]string, target string, fix analysis.Fix) (map[string]string, error) {
-	by := map[string][]analysis.Edit{}
+func ApplyFix(texts map[string]string, target string, fix finding.Fix) (map[string]string, error) {
+	by := map[string][]finding.Edit{}
 	for _, e := range fix.Edits {
 		id := e.Cell
 		if id == "" {
@@ -118,35 +119,35 @@ func bracketDelta(line string) int {
 }
 
 // insertBefore is an edit inserting code as whole lines before line l, with l's indentation.
-func insertBefore(text string, l int, code string) analysis.Edit {
+func insertBefore(text string, l int, code string) finding.Edit {
 	ind := indentOf(lineAt(text, l))
 	var b strings.Builder
 	for _, c := range strings.Split(code, "\n") {
 		b.WriteString(ind + c + "\n")
 	}
-	p := analysis.Position{Line: l}
-	return analysis.Edit{Range: analysis.Range{Start: p, End: p}, NewText: b.String()}
+	p := finding.Position{Line: l}
+	return finding.Edit{Range: finding.Range{Start: p, End: p}, NewText: b.String()}
 }
 
 // replaceAt is an edit replacing r with text.
-func replaceAt(r analysis.Range, text string) analysis.Edit {
-	return analysis.Edit{Range: r, NewText: text}
+func replaceAt(r finding.Range, text string) finding.Edit {
+	return finding.Edit{Range: r, NewText: text}
 }
 
 // find returns the ranges of every occurrence of needle on line l of text (outside
 // nothing: callers pass needles specific enough not to hit comments).
-func findOnLine(text string, l int, needle string) []analysis.Range {
+func findOnLine(text string, l int, needle string) []finding.Range {
 	line := lineAt(text, l)
-	var out []analysis.Range
+	var out []finding.Range
 	for off := 0; needle != ""; {
 		i := strings.Index(line[off:], needle)
 		if i < 0 {
 			break
 		}
 		s := off + i
-		out = append(out, analysis.Range{
-			Start: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:s])},
-			End:   analysis.Position{Line: l, Character: analysis.UTF16Len(line[:s+len(needle)])},
+		out = append(out, finding.Range{
+			Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:s])},
+			End:   finding.Position{Line: l, Character: analysis.UTF16Len(line[:s+len(needle)])},
 		})
 		off = s + len(needle)
 	}
@@ -154,7 +155,7 @@ func findOnLine(text string, l int, needle string) []analysis.Range {
 }
 
 // textOf returns the text r spans in text.
-func textOf(text string, r analysis.Range) string {
+func textOf(text string, r finding.Range) string {
 	x := analysis.NewLineIndex(text)
 	s, e := x.Offset(r.Start), x.Offset(r.End)
 	if s > e {
@@ -172,7 +173,7 @@ var silencing = regexp.MustCompile(`(?m)^\s*(try\s*:|except\b)|contextlib\.suppr
 // out the failing statement, wrap anything in try/except or otherwise silence the error,
 // or replace a data value with a constant. (An errors="ignore" is let through: verification
 // shows whether it only hides the crash until a later line.)
-func IntentKept(in Input, fix analysis.Fix) bool {
+func IntentKept(in Input, fix finding.Fix) bool {
 	texts := map[string]string{"": in.Text}
 	for _, h := range in.History {
 		texts[h.ID] = h.Text
@@ -239,7 +240,7 @@ var keywords = map[string]bool{"and": true, "or": true, "not": true, "in": true,
 
 var dataKinds = map[string]bool{"dataframe": true, "series": true, "ndarray": true, "tensor": true, "list": true, "dict": true, "sparse": true}
 
-func replacedIdent(text string, fix analysis.Fix, id string) bool {
+func replacedIdent(text string, fix finding.Fix, id string) bool {
 	for _, e := range fix.Edits {
 		if e.Cell == "" && strings.TrimSpace(textOf(text, e.Range)) == id {
 			return true
@@ -285,7 +286,7 @@ var reindexRE = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\.reindex\(\s*column
 // zeroFillKept rejects filling columns a frame lacks with a constant unless every one of
 // them is a one-hot indicator of a category the frame's split never saw (then 0 is its
 // true value); a real feature filled with 0 is data replaced by a constant.
-func zeroFillKept(in Input, fix analysis.Fix) bool {
+func zeroFillKept(in Input, fix finding.Fix) bool {
 	for _, e := range fix.Edits {
 		m := reindexRE.FindStringSubmatch(e.NewText)
 		if m == nil || strings.HasPrefix(e.NewText, "pd.get_dummies(") {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // An empty selection because a numeric column was compared with a number written as text:
@@ -39,7 +40,7 @@ func emptySelectionGen(in *Input) []Candidate {
 		sites = append(sites, site{in.History[i].ID, in.History[i].Index, in.History[i].Text, -1})
 	}
 	for _, s := range sites {
-		var edits []analysis.Edit
+		var edits []finding.Edit
 		var cols []string
 		for l, line := range lines(s.text) {
 			if s.upto >= 0 && l > s.upto {
@@ -52,8 +53,8 @@ func emptySelectionGen(in *Input) []Candidate {
 				if !ok || !numericColumn(v.Columns, col) {
 					continue
 				}
-				r := analysis.Range{Start: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[10]])}, End: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[13]+1])}}
-				edits = append(edits, analysis.Edit{Cell: s.cell, Range: r, NewText: code[m[12]:m[13]]})
+				r := finding.Range{Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[10]])}, End: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[13]+1])}}
+				edits = append(edits, finding.Edit{Cell: s.cell, Range: r, NewText: code[m[12]:m[13]]})
 				cols = append(cols, frame+"['"+col+"']")
 			}
 		}
@@ -65,7 +66,7 @@ func emptySelectionGen(in *Input) []Candidate {
 			title += fmt.Sprintf(" in cell %d (run it again)", s.index+1)
 		}
 		return []Candidate{{
-			Fix:   analysis.Fix{Title: title, Edits: edits},
+			Fix:   finding.Fix{Title: title, Edits: edits},
 			Keeps: fmt.Sprintf("%s holds numbers, so comparing it with text matches no row and the selection is empty; the same number unquoted selects the rows meant", strings.Join(cols, ", ")),
 		}}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // Text or NaN into an estimator: text columns one-hot encoded (pd.get_dummies) or left
@@ -73,7 +74,7 @@ func estimatorGen(in *Input) []Candidate {
 		if (method == "fit" || method == "fit_transform" || method == "fit_predict") && !anyIdentifierLike(xv) {
 			enc := replaceAt(x.Range, "pd.get_dummies("+x.Text+")")
 			out = append(out, Candidate{
-				Fix:   analysis.Fix{Title: fmt.Sprintf("One-hot encode %s (pd.get_dummies)", what), Edits: []analysis.Edit{enc}},
+				Fix:   finding.Fix{Title: fmt.Sprintf("One-hot encode %s (pd.get_dummies)", what), Edits: []finding.Edit{enc}},
 				Keeps: fmt.Sprintf("every feature of %s reaches the estimator; %s become indicator columns", x.Text, what),
 			})
 			if c, ok := withTextLabels(in, args, enc); ok {
@@ -81,7 +82,7 @@ func estimatorGen(in *Input) []Candidate {
 			}
 		}
 		out = append(out, Candidate{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Pass only the numeric columns of %s", x.Text), Edits: []analysis.Edit{replaceAt(x.Range, x.Text+".select_dtypes('number')")}},
+			Fix:   finding.Fix{Title: fmt.Sprintf("Pass only the numeric columns of %s", x.Text), Edits: []finding.Edit{replaceAt(x.Range, x.Text+".select_dtypes('number')")}},
 			Keeps: fmt.Sprintf("the numeric features of %s reach the estimator unchanged; %s are left out", x.Text, what),
 		})
 	case nanXRE.MatchString(msg):
@@ -103,19 +104,19 @@ func estimatorGen(in *Input) []Candidate {
 			// where it is built, so every use gets the complete data.
 			at := d.Range.Start.Line + 1
 			out = append(out, Candidate{
-				Fix:   analysis.Fix{Title: fmt.Sprintf("Fill the missing values of %s with its medians where it is built", x.Text), Edits: []analysis.Edit{insertBefore(in.Text, min(at, in.crashLine()), fmt.Sprintf("%s = %s.fillna(%s.median(numeric_only=True))", x.Text, x.Text, x.Text))}},
+				Fix:   finding.Fix{Title: fmt.Sprintf("Fill the missing values of %s with its medians where it is built", x.Text), Edits: []finding.Edit{insertBefore(in.Text, min(at, in.crashLine()), fmt.Sprintf("%s = %s.fillna(%s.median(numeric_only=True))", x.Text, x.Text, x.Text))}},
 				Keeps: fmt.Sprintf("every row of %s is kept; missing values become the column's median", x.Text),
 			})
 		}
 		out = append(out, Candidate{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Fill the missing values of %s with the medians of %s", x.Text, stats), Edits: []analysis.Edit{replaceAt(x.Range, x.Text+".fillna("+stats+".median(numeric_only=True))")}},
+			Fix:   finding.Fix{Title: fmt.Sprintf("Fill the missing values of %s with the medians of %s", x.Text, stats), Edits: []finding.Edit{replaceAt(x.Range, x.Text+".fillna("+stats+".median(numeric_only=True))")}},
 			Keeps: fmt.Sprintf("every row of %s is kept; missing values become the column's median (%s)", x.Text, stats),
 		})
 		if len(args) >= 2 && (method == "fit") {
 			y := args[1]
 			mask := x.Text + ".notna().all(axis=1)"
 			out = append(out, Candidate{
-				Fix: analysis.Fix{Title: fmt.Sprintf("Drop the rows with missing values from %s and %s", x.Text, y.Text), Edits: []analysis.Edit{
+				Fix: finding.Fix{Title: fmt.Sprintf("Drop the rows with missing values from %s and %s", x.Text, y.Text), Edits: []finding.Edit{
 					replaceAt(x.Range, x.Text+"["+mask+"]"), replaceAt(y.Range, y.Text+"["+mask+"]")}},
 				Keeps: "the complete rows are fitted on, features and labels kept together",
 			})
@@ -127,7 +128,7 @@ func estimatorGen(in *Input) []Candidate {
 		y := args[1]
 		mask := y.Text + ".notna()"
 		out = append(out, Candidate{
-			Fix: analysis.Fix{Title: fmt.Sprintf("Fit on the rows whose label %s is known", y.Text), Edits: []analysis.Edit{
+			Fix: finding.Fix{Title: fmt.Sprintf("Fit on the rows whose label %s is known", y.Text), Edits: []finding.Edit{
 				replaceAt(x.Range, x.Text+"["+mask+"]"), replaceAt(y.Range, y.Text+"["+mask+"]")}},
 			Keeps: "the rows with a label are fitted on, features and labels kept together",
 		})
@@ -189,13 +190,13 @@ func probability(in *Input) []Candidate {
 			if strings.TrimSpace(line[loc[1]:closeAt]) == "" {
 				text = "probability=True"
 			}
-			p := analysis.Position{Line: l, Character: analysis.UTF16Len(line[:closeAt])}
-			e := analysis.Edit{Cell: s.cell, Range: analysis.Range{Start: p, End: p}, NewText: text}
+			p := finding.Position{Line: l, Character: analysis.UTF16Len(line[:closeAt])}
+			e := finding.Edit{Cell: s.cell, Range: finding.Range{Start: p, End: p}, NewText: text}
 			title := "Build the SVC with probability=True"
 			if s.cell != "" {
 				title += fmt.Sprintf(" in cell %d (run it again)", s.index+1)
 			}
-			return []Candidate{{Fix: analysis.Fix{Title: title, Edits: []analysis.Edit{e}}, Keeps: "the same model, fitted with the probability estimates predict_proba needs"}}
+			return []Candidate{{Fix: finding.Fix{Title: title, Edits: []finding.Edit{e}}, Keeps: "the same model, fitted with the probability estimates predict_proba needs"}}
 		}
 	}
 	return nil
@@ -214,7 +215,7 @@ func labelsFromScores(in *Input) []Candidate {
 				continue // the first argument holds the true labels
 			}
 			out = append(out, Candidate{
-				Fix:   analysis.Fix{Title: fmt.Sprintf("Pass the predicted classes: %s.argmax(axis=1)", a.Text), Edits: []analysis.Edit{replaceAt(a.Range, a.Text+".argmax(axis=1)")}},
+				Fix:   finding.Fix{Title: fmt.Sprintf("Pass the predicted classes: %s.argmax(axis=1)", a.Text), Edits: []finding.Edit{replaceAt(a.Range, a.Text+".argmax(axis=1)")}},
 				Keeps: fmt.Sprintf("%s holds one score per class; the metric compares the most likely class with the labels", a.Text),
 			})
 		}
@@ -245,7 +246,7 @@ func textArray(in *Input, method string, args []*analysis.Expr, xv facts.Value) 
 	}
 	enc := replaceAt(x.Range, "pd.get_dummies("+frame+")")
 	out := []Candidate{{
-		Fix:   analysis.Fix{Title: fmt.Sprintf("One-hot encode the text categories of %s (pd.get_dummies)", x.Text), Edits: []analysis.Edit{enc}},
+		Fix:   finding.Fix{Title: fmt.Sprintf("One-hot encode the text categories of %s (pd.get_dummies)", x.Text), Edits: []finding.Edit{enc}},
 		Keeps: fmt.Sprintf("%s holds text categories; each becomes an indicator column the estimator can fit on", x.Text),
 	}}
 	if c, ok := withTextLabels(in, args, enc); ok {
@@ -256,7 +257,7 @@ func textArray(in *Input, method string, args []*analysis.Expr, xv facts.Value) 
 
 // withTextLabels adds to the edit of X one that turns text labels in y (the second
 // argument) into integer codes, in sorted order as LabelEncoder numbers them.
-func withTextLabels(in *Input, args []*analysis.Expr, xEdit analysis.Edit) (Candidate, bool) {
+func withTextLabels(in *Input, args []*analysis.Expr, xEdit finding.Edit) (Candidate, bool) {
 	if len(args) < 2 || !in.inNamespace("pd") {
 		return Candidate{}, false
 	}
@@ -273,7 +274,7 @@ func withTextLabels(in *Input, args []*analysis.Expr, xEdit analysis.Edit) (Cand
 		flat = y.Text + ".ravel()"
 	}
 	return Candidate{
-		Fix: analysis.Fix{Title: fmt.Sprintf("Encode the text of %s and the text labels of %s as codes", args[0].Text, y.Text), Edits: []analysis.Edit{
+		Fix: finding.Fix{Title: fmt.Sprintf("Encode the text of %s and the text labels of %s as codes", args[0].Text, y.Text), Edits: []finding.Edit{
 			xEdit, replaceAt(y.Range, "pd.factorize("+flat+", sort=True)[0]")}},
 		Keeps: fmt.Sprintf("%s holds text labels; each label becomes its code (sorted, as LabelEncoder numbers them), so an estimator that needs numbers for y gets them", y.Text),
 	}, true
@@ -292,7 +293,7 @@ func numericLabels(in *Input, method string, args []*analysis.Expr) []Candidate 
 		return nil
 	}
 	return []Candidate{{
-		Fix:   analysis.Fix{Title: fmt.Sprintf("Give the labels %s a numeric dtype (.astype(float))", y.Text), Edits: []analysis.Edit{replaceAt(y.Range, y.Text+".astype(float)")}},
+		Fix:   finding.Fix{Title: fmt.Sprintf("Give the labels %s a numeric dtype (.astype(float))", y.Text), Edits: []finding.Edit{replaceAt(y.Range, y.Text+".astype(float)")}},
 		Keeps: fmt.Sprintf("%s holds numbers as Python objects (dtype object), whose label type sklearn cannot tell; as floats they are the same labels", y.Text),
 	}}
 }

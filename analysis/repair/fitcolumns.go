@@ -7,6 +7,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // Feature counts that differ from fit because of how X was built: a split one-hot encoded
@@ -51,10 +52,10 @@ func alignSplitDummies(in *Input) []Candidate {
 			if !ok {
 				continue
 			}
-			p := analysis.Position{Line: l, Character: analysis.UTF16Len(line[:end+1])}
+			p := finding.Position{Line: l, Character: analysis.UTF16Len(line[:end+1])}
 			return []Candidate{{
-				Fix: analysis.Fix{Title: "Encode with the training split's columns (categories it lacks as 0)", Edits: []analysis.Edit{{
-					Range: analysis.Range{Start: p, End: p}, NewText: ".reindex(columns=" + train + ".columns, fill_value=0)"}}},
+				Fix: finding.Fix{Title: "Encode with the training split's columns (categories it lacks as 0)", Edits: []finding.Edit{{
+					Range: finding.Range{Start: p, End: p}, NewText: ".reindex(columns=" + train + ".columns, fill_value=0)"}}},
 				Keeps: fmt.Sprintf("%s encoded on its own lacks the indicator columns of categories it does not contain; with %s's columns each is 0 in its rows, as the model was fitted", call, train),
 			}}
 		}
@@ -144,7 +145,7 @@ func fitColumnsWhereBuilt(in *Input) []Candidate {
 			}
 		}
 		return []Candidate{{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Select the columns %s was fitted on (adds %s)", recv, abbreviate(added, 4)), Edits: []analysis.Edit{replaceAt(s.Index.Range, recv+".feature_names_in_")}},
+			Fix:   finding.Fix{Title: fmt.Sprintf("Select the columns %s was fitted on (adds %s)", recv, abbreviate(added, 4)), Edits: []finding.Edit{replaceAt(s.Index.Range, recv+".feature_names_in_")}},
 			Keeps: fmt.Sprintf("%s was fitted on %d columns of %s, in that order; the selection named %d of them", recv, len(fit), s.Object.Text, len(s.Keys)),
 		}}
 	}

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // Missing import: a NameError on a name that is the conventional alias of a library
@@ -135,10 +135,10 @@ func importGen(in *Input) []Candidate {
 	if strings.HasPrefix(strings.TrimSpace(lineAt(in.Text, 0)), "%%") {
 		at = 1 // a cell magic must stay the first line
 	}
-	p := analysis.Position{Line: at}
+	p := finding.Position{Line: at}
 	title := fmt.Sprintf("Add `%s`", strings.Join(stmts, "; "))
 	return []Candidate{{
-		Fix:   analysis.Fix{Title: title, Edits: []analysis.Edit{{Range: analysis.Range{Start: p, End: p}, NewText: strings.Join(stmts, "\n") + "\n"}}},
+		Fix:   finding.Fix{Title: title, Edits: []finding.Edit{{Range: finding.Range{Start: p, End: p}, NewText: strings.Join(stmts, "\n") + "\n"}}},
 		Keeps: fmt.Sprintf("%s is the conventional name of that import; the cell's code is unchanged", strings.Join(names, ", ")),
 	}}
 }

@@ -5,6 +5,7 @@ import (
 	"regexp"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // Undefined name that an object of the history holds as an attribute: a method of the
@@ -28,7 +29,7 @@ func instAttrGen(in *Input) []Candidate {
 		if !ok || !contains(v.Attributes, name) || len(out) == 2 {
 			continue
 		}
-		var edits []analysis.Edit
+		var edits []finding.Edit
 		for _, u := range in.Facts.Uses {
 			if u.Name == name && u.InFunction == "" {
 				edits = append(edits, replaceAt(u.Range, obj+"."+name))
@@ -38,7 +39,7 @@ func instAttrGen(in *Input) []Candidate {
 			continue
 		}
 		out = append(out, Candidate{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Use %s.%s (%s holds %s)", obj, name, obj, name), Edits: edits},
+			Fix:   finding.Fix{Title: fmt.Sprintf("Use %s.%s (%s holds %s)", obj, name, obj, name), Edits: edits},
 			Keeps: fmt.Sprintf("a method of %s's class set self.%s; the cell reads that value", obj, name),
 		})
 	}

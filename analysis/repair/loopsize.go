@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // A container built with a fixed size and filled by a loop over data that has more items:
@@ -41,7 +42,7 @@ func loopSizeGen(in *Input) []Candidate {
 		}
 		n := "len(" + data.Text + ")"
 		out = append(out, Candidate{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Size %s by the data the loop goes over (%s instead of %d)", sub.Value.Name, n, size), Edits: []analysis.Edit{replaceAt(lit.Range, n)}},
+			Fix:   finding.Fix{Title: fmt.Sprintf("Size %s by the data the loop goes over (%s instead of %d)", sub.Value.Name, n, size), Edits: []finding.Edit{replaceAt(lit.Range, n)}},
 			Keeps: fmt.Sprintf("%s gets one place for each item of %s, which the loop indexes it by", sub.Value.Name, data.Text),
 		})
 	}

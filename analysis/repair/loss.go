@@ -3,7 +3,7 @@ package repair
 import (
 	"strings"
 
-	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // Loss says what data a fix throws away, "" when it keeps every value: a conversion with
@@ -11,7 +11,7 @@ import (
 // (filling missing values is imputation, which a fix's title names as such). Such a fix may still be the right one,
 // but the user must see it in the title, and any lossless fix that works ranks first
 // (judge's ranking asks this for every candidate, whichever family or the LLM made it).
-func Loss(f analysis.Fix) string {
+func Loss(f finding.Fix) string {
 	var what []string
 	for _, e := range f.Edits {
 		t := strings.ReplaceAll(e.NewText, " ", "")
@@ -26,7 +26,7 @@ func Loss(f analysis.Fix) string {
 }
 
 // LossTitle is a fix's title with the data it loses said, unless the title says so already.
-func LossTitle(f analysis.Fix) string {
+func LossTitle(f finding.Fix) string {
 	l := Loss(f)
 	if l == "" || strings.Contains(f.Title, "loses data") {
 		return f.Title

@@ -8,6 +8,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // Missing column, key, attribute or name: point the failing reference at the existing name
@@ -170,7 +171,7 @@ func missingKey(in *Input) []Candidate {
 			}
 		}
 		for _, nw := range targets {
-			var edits []analysis.Edit
+			var edits []finding.Edit
 			for l := start; l <= in.crashLine(); l++ {
 				for _, q := range []string{"'", `"`} {
 					for _, r := range findOnLine(in.Text, l, q+key+q) {
@@ -182,7 +183,7 @@ func missingKey(in *Input) []Candidate {
 				continue
 			}
 			out = append(out, Candidate{
-				Fix:   analysis.Fix{Title: fmt.Sprintf("Use column '%s' instead of '%s'", nw, key), Edits: edits},
+				Fix:   finding.Fix{Title: fmt.Sprintf("Use column '%s' instead of '%s'", nw, key), Edits: edits},
 				Keeps: why[nw],
 			})
 		}
@@ -235,7 +236,7 @@ func missingAttr(in *Input) []Candidate {
 			}
 			for _, n := range nearest(attr, pool, 2) {
 				out = append(out, Candidate{
-					Fix:   analysis.Fix{Title: fmt.Sprintf("Use %s.%s instead of .%s", base, n, attr), Edits: []analysis.Edit{replaceAt(a.PartRanges[i], n)}},
+					Fix:   finding.Fix{Title: fmt.Sprintf("Use %s.%s instead of .%s", base, n, attr), Edits: []finding.Edit{replaceAt(a.PartRanges[i], n)}},
 					Keeps: fmt.Sprintf("%s has %s; it has no %s", base, n, attr),
 				})
 			}
@@ -267,7 +268,7 @@ func misspelledName(in *Input) []Candidate {
 func renameCandidates(in *Input, wrong string, names []string, why string) []Candidate {
 	var out []Candidate
 	for _, n := range names {
-		var edits []analysis.Edit
+		var edits []finding.Edit
 		for _, u := range in.Facts.Uses {
 			if u.Name == wrong && u.InFunction == "" {
 				edits = append(edits, replaceAt(u.Range, n))
@@ -277,7 +278,7 @@ func renameCandidates(in *Input, wrong string, names []string, why string) []Can
 			continue
 		}
 		out = append(out, Candidate{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Use %s instead of %s", n, wrong), Edits: edits},
+			Fix:   finding.Fix{Title: fmt.Sprintf("Use %s instead of %s", n, wrong), Edits: edits},
 			Keeps: fmt.Sprintf("%s is defined; %s is not (%s)", n, wrong, why),
 		})
 	}
@@ -343,12 +344,12 @@ func otherFrame(in *Input, key string) []Candidate {
 			if !all {
 				continue
 			}
-			var edits []analysis.Edit
+			var edits []finding.Edit
 			for _, r := range uses {
 				edits = append(edits, replaceAt(r, alt))
 			}
 			out = append(out, Candidate{
-				Fix:   analysis.Fix{Title: fmt.Sprintf("Use %s, which has column '%s'", alt, key), Edits: edits},
+				Fix:   finding.Fix{Title: fmt.Sprintf("Use %s, which has column '%s'", alt, key), Edits: edits},
 				Keeps: fmt.Sprintf("%s has '%s' and every other column the line reads from %s", alt, key, obj),
 			})
 		}
@@ -357,14 +358,14 @@ func otherFrame(in *Input, key string) []Candidate {
 }
 
 // findIdent returns the ranges of identifier id as a whole word on line l (not after a dot).
-func findIdent(text string, l int, id string) []analysis.Range {
+func findIdent(text string, l int, id string) []finding.Range {
 	line := lineAt(text, l)
-	var out []analysis.Range
+	var out []finding.Range
 	re := regexp.MustCompile(`(^|[^.\w])(` + regexp.QuoteMeta(id) + `)\b`)
 	for _, m := range re.FindAllStringSubmatchIndex(stripStrings(line), -1) {
-		out = append(out, analysis.Range{
-			Start: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[4]])},
-			End:   analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[5]])},
+		out = append(out, finding.Range{
+			Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[4]])},
+			End:   finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[5]])},
 		})
 	}
 	return out
@@ -396,9 +397,9 @@ func mergeKeys(in *Input, key string) []Candidate {
 		}
 		for _, n := range keyLike(key, pool) {
 			q := line[m[2]:m[3]]
-			r := analysis.Range{Start: analysis.Position{Line: in.crashLine(), Character: analysis.UTF16Len(line[:m[0]])}, End: analysis.Position{Line: in.crashLine(), Character: analysis.UTF16Len(line[:m[1]])}}
+			r := finding.Range{Start: finding.Position{Line: in.crashLine(), Character: analysis.UTF16Len(line[:m[0]])}, End: finding.Position{Line: in.crashLine(), Character: analysis.UTF16Len(line[:m[1]])}}
 			out = append(out, Candidate{
-				Fix:   analysis.Fix{Title: fmt.Sprintf("Join %s's '%s' to '%s' (left_on/right_on)", left, n, key), Edits: []analysis.Edit{replaceAt(r, "left_on="+q+n+q+", right_on="+q+key+q)}},
+				Fix:   finding.Fix{Title: fmt.Sprintf("Join %s's '%s' to '%s' (left_on/right_on)", left, n, key), Edits: []finding.Edit{replaceAt(r, "left_on="+q+n+q+", right_on="+q+key+q)}},
 				Keeps: fmt.Sprintf("%s names the key '%s'; the other frame names it '%s'; the join is the same", left, n, key),
 			})
 		}
@@ -457,11 +458,11 @@ func keptInHistory(in *Input, key string) []Candidate {
 				if !found {
 					continue
 				}
-				r := analysis.Range{Start: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[2]])}, End: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[3]])}}
+				r := finding.Range{Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[2]])}, End: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[3]])}}
 				e := replaceAt(r, strings.Join(kept, ", "))
 				e.Cell = h.ID
 				out = append(out, Candidate{
-					Fix:   analysis.Fix{Title: fmt.Sprintf("Keep '%s' in cell %d's drop (run it again)", key, h.Index+1), Edits: []analysis.Edit{e}},
+					Fix:   finding.Fix{Title: fmt.Sprintf("Keep '%s' in cell %d's drop (run it again)", key, h.Index+1), Edits: []finding.Edit{e}},
 					Keeps: fmt.Sprintf("cell %d drops '%s' with other columns; this cell needs it", h.Index+1, key),
 				})
 				return out

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // Needed and got, substituted where the needed size is computed. A layer built for `want`
@@ -68,7 +69,7 @@ func neededGen(in *Input) []Candidate {
 					title += fmt.Sprintf(" in cell %d (then run it again)", s.index+1)
 					keeps += fmt.Sprintf("; cell %d defines the layer", s.index+1)
 				}
-				out = append(out, Candidate{Fix: analysis.Fix{Title: title, Edits: []analysis.Edit{e}}, Keeps: keeps})
+				out = append(out, Candidate{Fix: finding.Fix{Title: title, Edits: []finding.Edit{e}}, Keeps: keeps})
 			}
 		}
 		if len(out) > 0 {
@@ -86,7 +87,7 @@ func sizeArgs(cf *analysis.CellFacts, want int) []*analysis.Expr {
 		return nil
 	}
 	var out []*analysis.Expr
-	everywhere := func(analysis.Range) bool { return true }
+	everywhere := func(finding.Range) bool { return true }
 	for _, e := range walkExprs(cf.Statements, everywhere, func(e *analysis.Expr) bool {
 		return e.Kind == analysis.ExprCall && e.Value != nil && constructorName(e.Value)
 	}) {

@@ -111,11 +111,11 @@ func fitReturned(in *Input) []Candidate {
 					if m == nil || line[m[2]:m[3]] != a.Text {
 						continue
 					}
-					r := analysis.Range{Start: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[4]])}, End: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[5]])}}
+					r := finding.Range{Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[4]])}, End: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[5]])}}
 					e := replaceAt(r, "fit_transform")
 					e.Cell = h.ID
 					return append(out, Candidate{
-						Fix:   analysis.Fix{Title: fmt.Sprintf("Assign the transformed data: fit_transform in cell %d (run it again)", h.Index+1), Edits: []analysis.Edit{e}},
+						Fix:   finding.Fix{Title: fmt.Sprintf("Assign the transformed data: fit_transform in cell %d (run it again)", h.Index+1), Edits: []finding.Edit{e}},
 						Keeps: fmt.Sprintf("cell %d assigned fit's return value (the estimator itself) to %s; fit_transform fits the same way and returns the data", h.Index+1, a.Text),
 					})
 				}
@@ -199,14 +199,14 @@ func notFittedGen(in *Input) []Candidate {
 					r[0].Start.Character++
 					r[0].End.Character--
 					out = append(out, Candidate{
-						Fix:   analysis.Fix{Title: fmt.Sprintf("Fit %s on %s with fit_transform", est, arg), Edits: []analysis.Edit{replaceAt(r[0], "fit_transform")}},
+						Fix:   finding.Fix{Title: fmt.Sprintf("Fit %s on %s with fit_transform", est, arg), Edits: []finding.Edit{replaceAt(r[0], "fit_transform")}},
 						Keeps: c.why + "; the cell transforms that same data",
 					})
 				}
 				continue
 			}
 			out = append(out, Candidate{
-				Fix:   analysis.Fix{Title: fmt.Sprintf("Fit %s on %s first", est, c.args), Edits: []analysis.Edit{insertBefore(in.Text, start, fmt.Sprintf("%s.fit(%s)", est, c.args))}},
+				Fix:   finding.Fix{Title: fmt.Sprintf("Fit %s on %s first", est, c.args), Edits: []finding.Edit{insertBefore(in.Text, start, fmt.Sprintf("%s.fit(%s)", est, c.args))}},
 				Keeps: c.why + "; the cell's own call is unchanged",
 			})
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // Numbers written as text with symbols ("$36,945 ", "1,250", "12 %"), converted where the
@@ -60,8 +61,8 @@ func numberTextGen(in *Input) []Candidate {
 			text = "(" + text + ")"
 		}
 		out = append(out, Candidate{
-			Fix: analysis.Fix{Title: fmt.Sprintf("Remove %s from %s before converting (values such as %q)", describeChars(junk), strings.TrimSpace(operand.Text), sample),
-				Edits: []analysis.Edit{replaceAt(operand.Range, text+`.str.replace(r"`+class+`", "", regex=True)`)}},
+			Fix: finding.Fix{Title: fmt.Sprintf("Remove %s from %s before converting (values such as %q)", describeChars(junk), strings.TrimSpace(operand.Text), sample),
+				Edits: []finding.Edit{replaceAt(operand.Range, text+`.str.replace(r"`+class+`", "", regex=True)`)}},
 			Keeps: fmt.Sprintf("every value keeps its number: %q reads %s once %s go", sample, strings.Map(func(r rune) rune {
 				if strings.ContainsRune(junk, r) {
 					return -1

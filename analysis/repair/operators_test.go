@@ -7,6 +7,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 func TestParams(t *testing.T) {
@@ -150,7 +151,7 @@ func TestLoss(t *testing.T) {
 		{`X.fillna(X.median())`, "Fill the missing values of X with the medians of X", "Fill the missing values of X with the medians of X"},
 	}
 	for _, tt := range tests {
-		f := analysis.Fix{Title: tt.title, Edits: []analysis.Edit{{NewText: tt.text}}}
+		f := finding.Fix{Title: tt.title, Edits: []finding.Edit{{NewText: tt.text}}}
 		if got := LossTitle(f); got != tt.want {
 			t.Errorf("LossTitle(%q) = %q, want %q", tt.text, got, tt.want)
 		}
@@ -170,7 +171,7 @@ func TestNeededChannels(t *testing.T) {
 		{"Given groups=1, weight of size [8, 1, 3, 3], expected input[1, 16, 28, 28] to have 1 channels, but got 16 channels instead", 0},
 	}
 	for _, tt := range tests {
-		in := Input{Finding: analysis.Finding{Exception: "RuntimeError"}, Message: tt.msg, Text: text, Facts: analysis.ParseCell(text), History: hist}
+		in := Input{Finding: finding.Finding{Exception: "RuntimeError"}, Message: tt.msg, Text: text, Facts: analysis.ParseCell(text), History: hist}
 		if got := neededGen(&in); len(got) != tt.want {
 			t.Errorf("%s: %d candidates %+v, want %d", tt.msg, len(got), got, tt.want)
 		}

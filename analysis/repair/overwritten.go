@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // A variable reused for something else: `model` was a fitted regressor, then a later cell
@@ -82,12 +83,12 @@ func overwrittenGen(in *Input) []Candidate {
 	if fresh == "" {
 		return nil
 	}
-	var edits []analysis.Edit
+	var edits []finding.Edit
 	for l, line := range lines(b.Text) {
 		for _, r := range identOccurrences(line, obj) {
-			edits = append(edits, analysis.Edit{Cell: b.ID, Range: analysis.Range{
-				Start: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:r[0]])},
-				End:   analysis.Position{Line: l, Character: analysis.UTF16Len(line[:r[1]])},
+			edits = append(edits, finding.Edit{Cell: b.ID, Range: finding.Range{
+				Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:r[0]])},
+				End:   finding.Position{Line: l, Character: analysis.UTF16Len(line[:r[1]])},
 			}, NewText: fresh})
 		}
 	}
@@ -95,7 +96,7 @@ func overwrittenGen(in *Input) []Candidate {
 		return nil
 	}
 	return []Candidate{{
-		Fix: analysis.Fix{
+		Fix: finding.Fix{
 			Title: fmt.Sprintf("Name cell %d's %s %s, so %s stays what cell %d bound (run cells %d and %d again)", b.Index+1, class, fresh, obj, in.History[earlier].Index+1, in.History[earlier].Index+1, b.Index+1),
 			Edits: edits,
 		},

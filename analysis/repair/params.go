@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // Estimator parameter combinations: a penalty the chosen solver does not support
@@ -56,13 +57,13 @@ func paramsGen(in *Input) []Candidate {
 	line := lineAt(site.text, site.line)
 	args := line[site.open:site.close]
 	q := quoteOf(line)
-	var edits []analysis.Edit
-	pos := func(off int) analysis.Position {
-		return analysis.Position{Line: site.line, Character: analysis.UTF16Len(line[:off])}
+	var edits []finding.Edit
+	pos := func(off int) finding.Position {
+		return finding.Position{Line: site.line, Character: analysis.UTF16Len(line[:off])}
 	}
 	if m := solverKwRE.FindStringSubmatchIndex(args); m != nil {
-		r := analysis.Range{Start: pos(site.open + m[2]), End: pos(site.open + m[1])}
-		edits = append(edits, analysis.Edit{Cell: site.cell, Range: r, NewText: q + solver + q})
+		r := finding.Range{Start: pos(site.open + m[2]), End: pos(site.open + m[1])}
+		edits = append(edits, finding.Edit{Cell: site.cell, Range: r, NewText: q + solver + q})
 	}
 	var extra []string
 	if len(edits) == 0 {
@@ -78,14 +79,14 @@ func paramsGen(in *Input) []Candidate {
 		if strings.TrimSpace(args) == "" {
 			sep = ""
 		}
-		at := analysis.Range{Start: pos(site.close), End: pos(site.close)}
-		edits = append(edits, analysis.Edit{Cell: site.cell, Range: at, NewText: sep + strings.Join(extra, ", ")})
+		at := finding.Range{Start: pos(site.close), End: pos(site.close)}
+		edits = append(edits, finding.Edit{Cell: site.cell, Range: at, NewText: sep + strings.Join(extra, ", ")})
 	}
 	if site.cell != "" {
 		title += fmt.Sprintf(" in cell %d (run it again)", site.index+1)
 	}
 	return []Candidate{{
-		Fix:   analysis.Fix{Title: title, Edits: edits},
+		Fix:   finding.Fix{Title: title, Edits: edits},
 		Keeps: fmt.Sprintf("the same model with the %s penalty the cell asks for; only the optimizer changes", penalty),
 	}}
 }

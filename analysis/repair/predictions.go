@@ -7,6 +7,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // Undefined predictions: a NameError on the conventional name of a model's predictions
@@ -72,9 +73,9 @@ func predictionsGen(in *Input) []Candidate {
 		}
 		code := fmt.Sprintf("%s = %s.predict(%s)", name, est, x)
 		out = append(out, Candidate{
-			Fix: analysis.Fix{
+			Fix: finding.Fix{
 				Title: fmt.Sprintf("Define %s as %s's predictions on %s: `%s`", name, est, x, code),
-				Edits: []analysis.Edit{insertBefore(in.Text, at, code)},
+				Edits: []finding.Edit{insertBefore(in.Text, at, code)},
 			},
 			Keeps: fmt.Sprintf("%s conventionally names a model's predictions; %s is fitted and %s is the split the cell scores", name, est, x),
 		})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // Explicit matrix products in torch (`A @ B`, torch.matmul, torch.mm, A.mm(B), A.matmul(B))
@@ -72,14 +73,14 @@ func transposed(e *analysis.Expr, which, keeps string) Candidate {
 		// Transposed already: dropping the transposition is the repair. The dot and the T
 		// go as two edits, so the intent check sees exactly the attribute T removed.
 		r := e.NameRange
-		dot := analysis.Range{Start: analysis.Position{Line: r.Start.Line, Character: r.Start.Character - 1}, End: r.Start}
+		dot := finding.Range{Start: finding.Position{Line: r.Start.Line, Character: r.Start.Character - 1}, End: r.Start}
 		return Candidate{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Drop the transposition of the %s operand: %s", which, e.Value.Text), Edits: []analysis.Edit{replaceAt(dot, ""), replaceAt(r, "")}},
+			Fix:   finding.Fix{Title: fmt.Sprintf("Drop the transposition of the %s operand: %s", which, e.Value.Text), Edits: []finding.Edit{replaceAt(dot, ""), replaceAt(r, "")}},
 			Keeps: keeps,
 		}
 	}
 	return Candidate{
-		Fix:   analysis.Fix{Title: fmt.Sprintf("Transpose the %s operand: %s.T", which, text), Edits: []analysis.Edit{replaceAt(e.Range, text+".T")}},
+		Fix:   finding.Fix{Title: fmt.Sprintf("Transpose the %s operand: %s.T", which, text), Edits: []finding.Edit{replaceAt(e.Range, text+".T")}},
 		Keeps: keeps,
 	}
 }

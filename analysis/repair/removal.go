@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // Repeated removal: a drop that an executed cell already made (the same labels dropped
@@ -48,7 +49,7 @@ func removalGen(in *Input) []Candidate {
 			continue
 		}
 		out = append(out, Candidate{
-			Fix:   analysis.Fix{Title: "Skip labels already dropped (errors=\"ignore\")", Edits: []analysis.Edit{e}},
+			Fix:   finding.Fix{Title: "Skip labels already dropped (errors=\"ignore\")", Edits: []finding.Edit{e}},
 			Keeps: fmt.Sprintf("cell %d already dropped %s from %s; the drop leaves the frame without them as it is", cell, strings.Join(labels, ", "), recv.Text),
 		})
 		break
@@ -124,18 +125,18 @@ func quoteOf(line string) string {
 // addKeyword is an edit inserting kw as the last argument of call, when the call's closing
 // parenthesis is on its own line's end of the argument list (no **kwargs, which might hold
 // kw already).
-func addKeyword(text string, call *analysis.Expr, kw string) (analysis.Edit, bool) {
+func addKeyword(text string, call *analysis.Expr, kw string) (finding.Edit, bool) {
 	for _, k := range call.Keywords {
 		if k.Name == "" {
-			return analysis.Edit{}, false
+			return finding.Edit{}, false
 		}
 	}
 	if !strings.HasSuffix(call.Text, ")") || call.Range.End.Character == 0 {
-		return analysis.Edit{}, false
+		return finding.Edit{}, false
 	}
 	inner := strings.TrimRight(strings.TrimSuffix(call.Text, ")"), " \t")
 	if strings.HasSuffix(inner, "\n") {
-		return analysis.Edit{}, false
+		return finding.Edit{}, false
 	}
 	sep := ", "
 	switch {
@@ -148,8 +149,8 @@ func addKeyword(text string, call *analysis.Expr, kw string) (analysis.Edit, boo
 	at.Character--
 	// Insert right after the last argument (before blanks before the parenthesis).
 	at.Character -= len(strings.TrimSuffix(call.Text, ")")) - len(inner)
-	if textOf(text, analysis.Range{Start: at, End: call.Range.End}) != strings.TrimPrefix(call.Text, inner) {
-		return analysis.Edit{}, false
+	if textOf(text, finding.Range{Start: at, End: call.Range.End}) != strings.TrimPrefix(call.Text, inner) {
+		return finding.Edit{}, false
 	}
-	return analysis.Edit{Range: analysis.Range{Start: at, End: at}, NewText: sep + kw}, true
+	return finding.Edit{Range: finding.Range{Start: at, End: at}, NewText: sep + kw}, true
 }

@@ -6,12 +6,13 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // Input is everything a family may look at. Nothing in it is changed.
 type Input struct {
 	// Finding is the predicted (or shadow-confirmed) crash.
-	Finding analysis.Finding
+	Finding finding.Finding
 	// Message is the exception's own message when a run raised it ("X has 3 features, but
 	// ..."); empty when only a prediction exists (the finding's message is used then).
 	Message string
@@ -66,7 +67,7 @@ type Cell struct {
 
 // Candidate is one proposed repair.
 type Candidate struct {
-	Fix analysis.Fix
+	Fix finding.Fix
 	// Family names the library file that proposed it ("missing-name", "not-fitted"...).
 	Family string
 	// Keeps says in words why the edit keeps the cell's intent ("reads the column the
@@ -170,9 +171,9 @@ func Wanted(in Input) []string {
 
 // fixKey identifies a fix by what it does, so two families proposing the same edit count
 // once.
-func fixKey(f analysis.Fix) string {
+func fixKey(f finding.Fix) string {
 	var b strings.Builder
-	es := append([]analysis.Edit(nil), f.Edits...)
+	es := append([]finding.Edit(nil), f.Edits...)
 	sort.Slice(es, func(i, j int) bool { return es[i].Range.Start.Before(es[j].Range.Start) })
 	for _, e := range es {
 		b.WriteString(e.Cell)
@@ -185,7 +186,7 @@ func fixKey(f analysis.Fix) string {
 	return b.String()
 }
 
-func rangeKey(r analysis.Range) string {
+func rangeKey(r finding.Range) string {
 	return itoa(r.Start.Line) + ":" + itoa(r.Start.Character) + "-" + itoa(r.End.Line) + ":" + itoa(r.End.Character)
 }
 
@@ -330,13 +331,13 @@ func (in *Input) exprsOnLine(l int, keep func(e *analysis.Expr) bool) []*analysi
 	if in.Facts == nil {
 		return nil
 	}
-	return walkExprs(in.Facts.Statements, func(r analysis.Range) bool { return r.Start.Line <= l && r.End.Line >= l }, keep)
+	return walkExprs(in.Facts.Statements, func(r finding.Range) bool { return r.Start.Line <= l && r.End.Line >= l }, keep)
 }
 
 // walkExprs returns the expressions of the statements (nested ones included) that keep
 // accepts, outermost first, entering only statements and expressions whose range within
 // accepts.
-func walkExprs(ss []*analysis.Statement, within func(analysis.Range) bool, keep func(e *analysis.Expr) bool) []*analysis.Expr {
+func walkExprs(ss []*analysis.Statement, within func(finding.Range) bool, keep func(e *analysis.Expr) bool) []*analysis.Expr {
 	var out []*analysis.Expr
 	var walk func(e *analysis.Expr)
 	walk = func(e *analysis.Expr) {
@@ -373,12 +374,12 @@ func walkExprs(ss []*analysis.Statement, within func(analysis.Range) bool, keep 
 }
 
 // Key identifies a fix by its edits: two fixes with the same key do the same thing.
-func Key(f analysis.Fix) string { return fixKey(f) }
+func Key(f finding.Fix) string { return fixKey(f) }
 
 // EditSize measures how much a fix changes, in characters changed (a common prefix and
 // suffix of the replaced and the new text do not count, nor does the old text a wrap keeps
 // whole), so the smallest repair ranks first.
-func EditSize(texts map[string]string, target string, f analysis.Fix) int {
+func EditSize(texts map[string]string, target string, f finding.Fix) int {
 	n := 0
 	for _, e := range f.Edits {
 		id := e.Cell

@@ -6,6 +6,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 func intp(n int) *int { return &n }
@@ -21,7 +22,7 @@ func frame(name string, cols ...string) facts.Value {
 
 func input(text, exc, msg string, line int, values ...facts.Value) Input {
 	in := Input{
-		Finding: analysis.Finding{Exception: exc, Message: msg, Range: analysis.Range{Start: analysis.Position{Line: line}, End: analysis.Position{Line: line, Character: 1}}},
+		Finding: finding.Finding{Exception: exc, Message: msg, Range: finding.Range{Start: finding.Position{Line: line}, End: finding.Position{Line: line, Character: 1}}},
 		Message: msg, Text: text, Facts: analysis.ParseCell(text),
 		Inspection: &facts.Inspection{Values: map[string]facts.Value{}, Namespace: []string{}},
 	}
@@ -198,24 +199,24 @@ func TestCandidates(t *testing.T) {
 
 func TestIntentKept(t *testing.T) {
 	in := input("x = df['a'].sum()\nprint(x)\n", "KeyError", "'a'", 0, frame("df", "A"))
-	r := func(l, s, e int) analysis.Range {
-		return analysis.Range{Start: analysis.Position{Line: l, Character: s}, End: analysis.Position{Line: l, Character: e}}
+	r := func(l, s, e int) finding.Range {
+		return finding.Range{Start: finding.Position{Line: l, Character: s}, End: finding.Position{Line: l, Character: e}}
 	}
 	tests := []struct {
 		name  string
-		edits []analysis.Edit
+		edits []finding.Edit
 		want  bool
 	}{
-		{"rename the key", []analysis.Edit{{Range: r(0, 7, 10), NewText: "'A'"}}, true},
-		{"delete the failing statement", []analysis.Edit{{Range: r(0, 0, 17), NewText: ""}}, false},
-		{"comment it out", []analysis.Edit{{Range: r(0, 0, 0), NewText: "# "}}, false},
-		{"wrap in try", []analysis.Edit{{Range: r(0, 0, 17), NewText: "try:\n    x = df['a'].sum()\nexcept KeyError:\n    x = 0"}}, false},
-		{"data replaced by a constant", []analysis.Edit{{Range: r(0, 4, 6), NewText: "0"}}, false},
-		{"suppress", []analysis.Edit{{Range: r(0, 0, 0), NewText: "with contextlib.suppress(KeyError):\n    "}}, false},
+		{"rename the key", []finding.Edit{{Range: r(0, 7, 10), NewText: "'A'"}}, true},
+		{"delete the failing statement", []finding.Edit{{Range: r(0, 0, 17), NewText: ""}}, false},
+		{"comment it out", []finding.Edit{{Range: r(0, 0, 0), NewText: "# "}}, false},
+		{"wrap in try", []finding.Edit{{Range: r(0, 0, 17), NewText: "try:\n    x = df['a'].sum()\nexcept KeyError:\n    x = 0"}}, false},
+		{"data replaced by a constant", []finding.Edit{{Range: r(0, 4, 6), NewText: "0"}}, false},
+		{"suppress", []finding.Edit{{Range: r(0, 0, 0), NewText: "with contextlib.suppress(KeyError):\n    "}}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := IntentKept(in, analysis.Fix{Title: tc.name, Edits: tc.edits}); got != tc.want {
+			if got := IntentKept(in, finding.Fix{Title: tc.name, Edits: tc.edits}); got != tc.want {
 				t.Errorf("IntentKept = %v, want %v", got, tc.want)
 			}
 		})
@@ -224,18 +225,18 @@ func TestIntentKept(t *testing.T) {
 
 func TestApplyEdits(t *testing.T) {
 	text := "a = 1\nb = 'é' + c\n"
-	got, err := ApplyEdits(text, []analysis.Edit{
-		{Range: analysis.Range{Start: analysis.Position{Line: 1, Character: 10}, End: analysis.Position{Line: 1, Character: 11}}, NewText: "d"},
-		{Range: analysis.Range{Start: analysis.Position{Line: 0, Character: 0}, End: analysis.Position{Line: 0, Character: 0}}, NewText: "import x\n"},
+	got, err := ApplyEdits(text, []finding.Edit{
+		{Range: finding.Range{Start: finding.Position{Line: 1, Character: 10}, End: finding.Position{Line: 1, Character: 11}}, NewText: "d"},
+		{Range: finding.Range{Start: finding.Position{Line: 0, Character: 0}, End: finding.Position{Line: 0, Character: 0}}, NewText: "import x\n"},
 	})
 	if err != nil || got != "import x\na = 1\nb = 'é' + d\n" {
 		t.Errorf("ApplyEdits = %q, %v", got, err)
 	}
-	if _, err := ApplyEdits(text, []analysis.Edit{{Range: analysis.Range{Start: analysis.Position{Line: 9}}, NewText: "x"}}); err == nil {
+	if _, err := ApplyEdits(text, []finding.Edit{{Range: finding.Range{Start: finding.Position{Line: 9}}, NewText: "x"}}); err == nil {
 		t.Error("an edit outside the cell applied")
 	}
-	over := analysis.Range{Start: analysis.Position{Line: 0, Character: 0}, End: analysis.Position{Line: 0, Character: 3}}
-	if _, err := ApplyEdits(text, []analysis.Edit{{Range: over, NewText: "x"}, {Range: over, NewText: "y"}}); err == nil {
+	over := finding.Range{Start: finding.Position{Line: 0, Character: 0}, End: finding.Position{Line: 0, Character: 3}}
+	if _, err := ApplyEdits(text, []finding.Edit{{Range: over, NewText: "x"}, {Range: over, NewText: "y"}}); err == nil {
 		t.Error("overlapping edits applied")
 	}
 }

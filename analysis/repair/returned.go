@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // Undefined name that a function or method of the history returns: the notebook computes
@@ -49,9 +50,9 @@ func returnedGen(in *Input) []Candidate {
 				}
 			}
 			out = append(out, Candidate{
-				Fix: analysis.Fix{
+				Fix: finding.Fix{
 					Title: fmt.Sprintf("Define %s from %s, which returns it (cell %d): `%s`", name, call, h.Index+1, bind),
-					Edits: []analysis.Edit{insertBefore(in.Text, at, bind)},
+					Edits: []finding.Edit{insertBefore(in.Text, at, bind)},
 				},
 				Keeps: fmt.Sprintf("%s in cell %d returns %s; the call binds the value the cell reads", r.fn, h.Index+1, name),
 			})

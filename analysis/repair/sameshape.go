@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // A loss handed an input and a target whose shapes differ by one axis of size 1 ((N, 1)
@@ -33,7 +34,7 @@ func sameShapeGen(in *Input) []Candidate {
 		}
 		add := func(x *analysis.Expr, method, why string) {
 			out = append(out, Candidate{
-				Fix:   analysis.Fix{Title: fmt.Sprintf("Give the loss matching shapes: %s.%s(1)", x.Text, method), Edits: []analysis.Edit{replaceAt(x.Range, wrapOperand(x)+"."+method+"(1)")}},
+				Fix:   finding.Fix{Title: fmt.Sprintf("Give the loss matching shapes: %s.%s(1)", x.Text, method), Edits: []finding.Edit{replaceAt(x.Range, wrapOperand(x)+"."+method+"(1)")}},
 				Keeps: why,
 			})
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // A 1-D X where sklearn wants 2-D: "Expected 2D array, got 1D array instead: array=[...].
@@ -90,7 +91,7 @@ func sampleRow(in *Input, x *analysis.Expr, nf, n int) []Candidate {
 		keeps = fmt.Sprintf("the model expects %d features; a single column would have one", nf)
 	}
 	return []Candidate{{
-		Fix:   analysis.Fix{Title: "Make X one sample: .reshape(1, -1)", Edits: []analysis.Edit{replaceAt(x.Range, asArray(in, x)+".reshape(1, -1)")}},
+		Fix:   finding.Fix{Title: "Make X one sample: .reshape(1, -1)", Edits: []finding.Edit{replaceAt(x.Range, asArray(in, x)+".reshape(1, -1)")}},
 		Keeps: keeps,
 	}}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // Shape and feature-count mismatches: a Linear layer's in_features set to the size the data
@@ -88,9 +89,9 @@ func keepDims(in *Input) []Candidate {
 	line := lineAt(in.Text, l)
 	var out []Candidate
 	for _, m := range reduceAxisRE.FindAllStringSubmatchIndex(line, -1) {
-		p := analysis.Position{Line: l, Character: analysis.UTF16Len(line[:m[1]-1])}
+		p := finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[1]-1])}
 		out = append(out, Candidate{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Keep the reduced axis (%s(..., keepdims=True))", line[m[2]:m[3]]), Edits: []analysis.Edit{{Range: analysis.Range{Start: p, End: p}, NewText: ", keepdims=True"}}},
+			Fix:   finding.Fix{Title: fmt.Sprintf("Keep the reduced axis (%s(..., keepdims=True))", line[m[2]:m[3]]), Edits: []finding.Edit{{Range: finding.Range{Start: p, End: p}, NewText: ", keepdims=True"}}},
 			Keeps: "the same statistic, shaped so it broadcasts against the array it was computed from",
 		})
 	}
@@ -118,7 +119,7 @@ func addAxis(in *Input, m []string) []Candidate {
 		}
 		e := list.Args[low]
 		return []Candidate{{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Make %s a column: %s[:, None]", e.Text, e.Text), Edits: []analysis.Edit{replaceAt(e.Range, e.Text+"[:, None]")}},
+			Fix:   finding.Fix{Title: fmt.Sprintf("Make %s a column: %s[:, None]", e.Text, e.Text), Edits: []finding.Edit{replaceAt(e.Range, e.Text+"[:, None]")}},
 			Keeps: fmt.Sprintf("the same values of %s, with the axis the other arrays have", e.Text),
 		}}
 	}
@@ -161,7 +162,7 @@ func atLeast1D(in *Input) []Candidate {
 			continue
 		}
 		return []Candidate{{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Make each array of %s at least 1-D (%s.atleast_1d)", seq.Text, mod), Edits: []analysis.Edit{replaceAt(seq.Range, "["+mod+".atleast_1d(a) for a in "+seq.Text+"]")}},
+			Fix:   finding.Fix{Title: fmt.Sprintf("Make each array of %s at least 1-D (%s.atleast_1d)", seq.Text, mod), Edits: []finding.Edit{replaceAt(seq.Range, "["+mod+".atleast_1d(a) for a in "+seq.Text+"]")}},
 			Keeps: fmt.Sprintf("%s holds 0-d arrays (scalars), which cannot be concatenated; as 1-element arrays each joins the result with its value", seq.Text),
 		}}
 	}
@@ -181,7 +182,7 @@ func lastAxis(in *Input, axis string, ndim int) []Candidate {
 	for _, r := range findOnLine(in.Text, l, "axis="+axis) {
 		r.Start.Character += len("axis=")
 		out = append(out, Candidate{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Use the last axis (axis=%d)", ndim-1), Edits: []analysis.Edit{replaceAt(r, itoa(ndim-1))}},
+			Fix:   finding.Fix{Title: fmt.Sprintf("Use the last axis (axis=%d)", ndim-1), Edits: []finding.Edit{replaceAt(r, itoa(ndim-1))}},
 			Keeps: fmt.Sprintf("the array has %d dimensions (axes 0..%d); axis %s is one past its last", ndim, ndim-1, axis),
 		})
 	}
@@ -197,7 +198,7 @@ func offByOne(in *Input, size int) []Candidate {
 			r.Start.Character += len(pat) - len(itoa(size)) - 1
 			r.End.Character--
 			out = append(out, Candidate{
-				Fix:   analysis.Fix{Title: fmt.Sprintf("Index the last element (%d: indexes count from 0)", size-1), Edits: []analysis.Edit{replaceAt(r, itoa(size-1))}},
+				Fix:   finding.Fix{Title: fmt.Sprintf("Index the last element (%d: indexes count from 0)", size-1), Edits: []finding.Edit{replaceAt(r, itoa(size-1))}},
 				Keeps: fmt.Sprintf("the axis has %d elements, indexed 0..%d; %d counts from 1", size, size-1, size),
 			})
 			return out
@@ -223,9 +224,9 @@ func inferDim(in *Input, size int, dims []int) []Candidate {
 	if closeAt < 0 {
 		return nil
 	}
-	r := analysis.Range{
-		Start: analysis.Position{Line: l, Character: analysis.UTF16Len(line[:open])},
-		End:   analysis.Position{Line: l, Character: analysis.UTF16Len(line[:closeAt])},
+	r := finding.Range{
+		Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:open])},
+		End:   finding.Position{Line: l, Character: analysis.UTF16Len(line[:closeAt])},
 	}
 	var out []Candidate
 	for _, keep := range []int{0, len(dims) - 1} {
@@ -250,7 +251,7 @@ func inferDim(in *Input, size int, dims []int) []Candidate {
 		}
 		newArgs := strings.Join(nd, ", ")
 		out = append(out, Candidate{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Infer a dimension: (%s)", newArgs), Edits: []analysis.Edit{replaceAt(r, newArgs)}},
+			Fix:   finding.Fix{Title: fmt.Sprintf("Infer a dimension: (%s)", newArgs), Edits: []finding.Edit{replaceAt(r, newArgs)}},
 			Keeps: fmt.Sprintf("the data has %d elements; (%s) needs %d, and %d divides %d", size, joinInts(dims), product(dims), dims[keep], size),
 		})
 	}
@@ -292,13 +293,13 @@ func makeColumn(in *Input) []Candidate {
 	if x.Kind == analysis.ExprSubscript && x.Index != nil && x.Index.Kind == analysis.ExprConst {
 		if _, ok := x.Index.Const.(string); ok {
 			out = append(out, Candidate{
-				Fix:   analysis.Fix{Title: fmt.Sprintf("Select a one-column frame: %s[[%s]]", x.Value.Text, x.Index.Text), Edits: []analysis.Edit{replaceAt(x.Index.Range, "["+x.Index.Text+"]")}},
+				Fix:   finding.Fix{Title: fmt.Sprintf("Select a one-column frame: %s[[%s]]", x.Value.Text, x.Index.Text), Edits: []finding.Edit{replaceAt(x.Index.Range, "["+x.Index.Text+"]")}},
 				Keeps: "the same column, as a 2-D frame with one feature",
 			})
 		}
 	}
 	out = append(out, Candidate{
-		Fix:   analysis.Fix{Title: "Make X one column: .reshape(-1, 1)", Edits: []analysis.Edit{replaceAt(x.Range, asArray(in, x)+".reshape(-1, 1)")}},
+		Fix:   finding.Fix{Title: "Make X one column: .reshape(-1, 1)", Edits: []finding.Edit{replaceAt(x.Range, asArray(in, x)+".reshape(-1, 1)")}},
 		Keeps: "the same values, one feature per sample, as sklearn wants X 2-D",
 	})
 	return out
@@ -315,9 +316,9 @@ func flattenY(in *Input) []Candidate {
 		text += ".to_numpy()"
 	} else if !ok || v.Kind != "ndarray" {
 		text = "np.ravel(" + text + ")"
-		return []Candidate{{Fix: analysis.Fix{Title: "Flatten y with np.ravel", Edits: []analysis.Edit{replaceAt(y.Range, text)}}, Keeps: "the same labels, as the 1-D y sklearn wants"}}
+		return []Candidate{{Fix: finding.Fix{Title: "Flatten y with np.ravel", Edits: []finding.Edit{replaceAt(y.Range, text)}}, Keeps: "the same labels, as the 1-D y sklearn wants"}}
 	}
-	return []Candidate{{Fix: analysis.Fix{Title: "Flatten y with .ravel()", Edits: []analysis.Edit{replaceAt(y.Range, text+".ravel()")}}, Keeps: "the same labels, as the 1-D y sklearn wants"}}
+	return []Candidate{{Fix: finding.Fix{Title: "Flatten y with .ravel()", Edits: []finding.Edit{replaceAt(y.Range, text+".ravel()")}}, Keeps: "the same labels, as the 1-D y sklearn wants"}}
 }
 
 // selectFitColumns selects, from the frame passed in, the columns the model saw at fit time.
@@ -336,7 +337,7 @@ func selectFitColumns(in *Input) []Candidate {
 		// A split encoded on its own lacks the indicator columns of the categories it does
 		// not contain; those are 0 for every row of it.
 		return []Candidate{{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Align the encoded columns with %s's (absent categories as 0)", recv), Edits: []analysis.Edit{replaceAt(x.Range, x.Text+".reindex(columns="+recv+".feature_names_in_, fill_value=0)")}},
+			Fix:   finding.Fix{Title: fmt.Sprintf("Align the encoded columns with %s's (absent categories as 0)", recv), Edits: []finding.Edit{replaceAt(x.Range, x.Text+".reindex(columns="+recv+".feature_names_in_, fill_value=0)")}},
 			Keeps: fmt.Sprintf("the split's own indicator columns, in the order %s was fitted on; a category the split lacks is 0 in every row", recv),
 		}}
 	}
@@ -361,14 +362,14 @@ func selectFitColumns(in *Input) []Candidate {
 	}
 	if missing == 0 {
 		return []Candidate{{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Select the columns %s was fitted on", recv), Edits: []analysis.Edit{replaceAt(x.Range, x.Text+"["+recv+".feature_names_in_]")}},
+			Fix:   finding.Fix{Title: fmt.Sprintf("Select the columns %s was fitted on", recv), Edits: []finding.Edit{replaceAt(x.Range, x.Text+"["+recv+".feature_names_in_]")}},
 			Keeps: fmt.Sprintf("%s has every column %s saw at fit time; they are selected in fit order", x.Text, recv),
 		}}
 	}
 	if indicators == missing && missing*2 <= len(v.Estimator.FeatureNamesIn) {
 		// One-hot columns a split lacks are all-zero indicators, not missing data.
 		return []Candidate{{
-			Fix:   analysis.Fix{Title: fmt.Sprintf("Align the columns with %s's (missing indicator columns as 0)", recv), Edits: []analysis.Edit{replaceAt(x.Range, x.Text+".reindex(columns="+recv+".feature_names_in_, fill_value=0)")}},
+			Fix:   finding.Fix{Title: fmt.Sprintf("Align the columns with %s's (missing indicator columns as 0)", recv), Edits: []finding.Edit{replaceAt(x.Range, x.Text+".reindex(columns="+recv+".feature_names_in_, fill_value=0)")}},
 			Keeps: fmt.Sprintf("%d of the %d columns %s was fitted on are absent from %s (indicator columns its categories never produced)", missing, len(v.Estimator.FeatureNamesIn), recv, x.Text),
 		}}
 	}
@@ -435,7 +436,7 @@ func matchingSplit(in *Input) []Candidate {
 		cand := base + suffix
 		if cand != a.Text && length(cand) == want {
 			out = append(out, Candidate{
-				Fix:   analysis.Fix{Title: fmt.Sprintf("Use %s, the split that matches %s", cand, other.Text), Edits: []analysis.Edit{replaceAt(a.Range, cand)}},
+				Fix:   finding.Fix{Title: fmt.Sprintf("Use %s, the split that matches %s", cand, other.Text), Edits: []finding.Edit{replaceAt(a.Range, cand)}},
 				Keeps: fmt.Sprintf("%s has %d samples like %s; %s has %d", cand, want, other.Text, a.Text, length(a.Text)),
 			})
 		}
@@ -455,19 +456,19 @@ func transposeOperand(in *Input) (out []Candidate) {
 			j--
 		}
 		if j < i {
-			p := analysis.Position{Line: in.crashLine(), Character: analysis.UTF16Len(line[:i])}
+			p := finding.Position{Line: in.crashLine(), Character: analysis.UTF16Len(line[:i])}
 			out = append(out, Candidate{
-				Fix:   analysis.Fix{Title: "Transpose the left operand (.T)", Edits: []analysis.Edit{{Range: analysis.Range{Start: p, End: p}, NewText: ".T"}}},
+				Fix:   finding.Fix{Title: "Transpose the left operand (.T)", Edits: []finding.Edit{{Range: finding.Range{Start: p, End: p}, NewText: ".T"}}},
 				Keeps: "the same matrices; the inner dimensions of a product must agree",
 			})
 		}
 	}
 	if m := swapRE.FindStringSubmatchIndex(line); m != nil {
 		a, b := line[m[2]:m[3]], line[m[4]:m[5]]
-		r := analysis.Range{Start: analysis.Position{Line: in.crashLine(), Character: analysis.UTF16Len(line[:m[2]])}, End: analysis.Position{Line: in.crashLine(), Character: analysis.UTF16Len(line[:m[5]])}}
+		r := finding.Range{Start: finding.Position{Line: in.crashLine(), Character: analysis.UTF16Len(line[:m[2]])}, End: finding.Position{Line: in.crashLine(), Character: analysis.UTF16Len(line[:m[5]])}}
 		defer func() {
 			out = append(out, Candidate{
-				Fix:   analysis.Fix{Title: fmt.Sprintf("Multiply %s @ %s (the inner dimensions agree that way)", b, a), Edits: []analysis.Edit{replaceAt(r, b+" @ "+a)}},
+				Fix:   finding.Fix{Title: fmt.Sprintf("Multiply %s @ %s (the inner dimensions agree that way)", b, a), Edits: []finding.Edit{replaceAt(r, b+" @ "+a)}},
 				Keeps: "the same two matrices, in the order whose inner dimensions agree",
 			})
 		}()
@@ -480,9 +481,9 @@ func transposeOperand(in *Input) (out []Candidate) {
 		}
 		if j > 0 {
 			pos := analysis.UTF16Len(line[:i+3+j])
-			p := analysis.Position{Line: in.crashLine(), Character: pos}
+			p := finding.Position{Line: in.crashLine(), Character: pos}
 			out = append(out, Candidate{
-				Fix:   analysis.Fix{Title: "Transpose the right operand (.T)", Edits: []analysis.Edit{{Range: analysis.Range{Start: p, End: p}, NewText: ".T"}}},
+				Fix:   finding.Fix{Title: "Transpose the right operand (.T)", Edits: []finding.Edit{{Range: finding.Range{Start: p, End: p}, NewText: ".T"}}},
 				Keeps: "the same matrices; the inner dimensions of a product must agree",
 			})
 		}

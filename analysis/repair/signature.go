@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // Calls checked against the callee's signature as the kernel has it (the inspector's
@@ -138,13 +139,13 @@ func keywordBySignature(in *Input, kw string) []Candidate {
 			if k.Name != kw {
 				continue
 			}
-			nameRange := analysis.Range{Start: k.Range.Start, End: analysis.Position{Line: k.Range.Start.Line, Character: k.Range.Start.Character + analysis.UTF16Len(kw)}}
+			nameRange := finding.Range{Start: k.Range.Start, End: finding.Position{Line: k.Range.Start.Line, Character: k.Range.Start.Character + analysis.UTF16Len(kw)}}
 			if textOf(in.Text, nameRange) != kw {
 				continue
 			}
 			for _, n := range keywordGuesses(kw, pool) {
 				out = append(out, Candidate{
-					Fix:   analysis.Fix{Title: fmt.Sprintf("Pass %s as %s (%s has no parameter %s)", kw, n, c.Callee, kw), Edits: []analysis.Edit{replaceAt(nameRange, n)}},
+					Fix:   finding.Fix{Title: fmt.Sprintf("Pass %s as %s (%s has no parameter %s)", kw, n, c.Callee, kw), Edits: []finding.Edit{replaceAt(nameRange, n)}},
 					Keeps: fmt.Sprintf("the installed %s takes %s; the value passed is the same", c.Callee, n),
 				})
 			}
@@ -241,8 +242,8 @@ func positionalToKeyword(in *Input, dup string) []Candidate {
 			continue // a later positional argument would then follow a keyword
 		}
 		out = append(out, Candidate{
-			Fix: analysis.Fix{Title: fmt.Sprintf("Pass %s by name (%s=%s): by position it is %s's %s, which the call also gives", arg.Name, arg.Name, arg.Name, c.Callee, dup),
-				Edits: []analysis.Edit{replaceAt(arg.Range, arg.Name+"="+arg.Name)}},
+			Fix: finding.Fix{Title: fmt.Sprintf("Pass %s by name (%s=%s): by position it is %s's %s, which the call also gives", arg.Name, arg.Name, arg.Name, c.Callee, dup),
+				Edits: []finding.Edit{replaceAt(arg.Range, arg.Name+"="+arg.Name)}},
 			Keeps: fmt.Sprintf("%s goes to the parameter it is named after; %s keeps the value the call names", arg.Name, dup),
 		})
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // Localisation. A crash often surfaces in the target cell but is caused where the code that
@@ -108,7 +109,7 @@ func (in *Input) at(s Site) *Input {
 func moveTo(cs []Candidate, s Site) []Candidate {
 	out := make([]Candidate, 0, len(cs))
 	for _, c := range cs {
-		edits := make([]analysis.Edit, len(c.Fix.Edits))
+		edits := make([]finding.Edit, len(c.Fix.Edits))
 		for i, e := range c.Fix.Edits {
 			if e.Cell == "" {
 				e.Cell = s.Cell.ID
@@ -125,11 +126,11 @@ func moveTo(cs []Candidate, s Site) []Candidate {
 }
 
 // siteLineRange is the whole of line l (0-based) of lines, its indentation left out.
-func siteLineRange(lines []string, l int) analysis.Range {
+func siteLineRange(lines []string, l int) finding.Range {
 	if l < 0 || l >= len(lines) {
-		return analysis.Range{}
+		return finding.Range{}
 	}
 	s := lines[l]
 	start := len(s) - len(strings.TrimLeft(s, " \t"))
-	return analysis.Range{Start: analysis.Position{Line: l, Character: analysis.UTF16Len(s[:start])}, End: analysis.Position{Line: l, Character: analysis.UTF16Len(s)}}
+	return finding.Range{Start: finding.Position{Line: l, Character: analysis.UTF16Len(s[:start])}, End: finding.Position{Line: l, Character: analysis.UTF16Len(s)}}
 }

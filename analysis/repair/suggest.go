@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // The names that exist where one was missing, as the failing run saw them: dir() of the
@@ -33,7 +34,7 @@ func suggestGen(in *Input) []Candidate {
 			}
 			for _, c := range s.Candidates {
 				out = append(out, Candidate{
-					Fix:   analysis.Fix{Title: fmt.Sprintf("Use %s.%s (%s has no attribute %s)", obj, c, obj, s.Name), Edits: []analysis.Edit{replaceAt(e.NameRange, c)}},
+					Fix:   finding.Fix{Title: fmt.Sprintf("Use %s.%s (%s has no attribute %s)", obj, c, obj, s.Name), Edits: []finding.Edit{replaceAt(e.NameRange, c)}},
 					Keeps: fmt.Sprintf("%s is the attribute of %s spelled nearest to %s", c, obj, s.Name),
 				})
 			}
@@ -46,7 +47,7 @@ func suggestGen(in *Input) []Candidate {
 		for _, e := range in.exprsOnLine(in.crashLine(), func(e *analysis.Expr) bool { return e.Kind == analysis.ExprName && e.Name == s.Name }) {
 			for _, c := range s.Candidates {
 				out = append(out, Candidate{
-					Fix:   analysis.Fix{Title: fmt.Sprintf("Use %s (nothing is named %s)", c, s.Name), Edits: []analysis.Edit{replaceAt(e.Range, c)}},
+					Fix:   finding.Fix{Title: fmt.Sprintf("Use %s (nothing is named %s)", c, s.Name), Edits: []finding.Edit{replaceAt(e.Range, c)}},
 					Keeps: fmt.Sprintf("%s is the name spelled nearest to %s where the line ran", c, s.Name),
 				})
 			}

@@ -4,6 +4,7 @@ import (
 	"regexp"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // A view of a tensor that is not contiguous in memory (after .T, .transpose, .permute):
@@ -23,7 +24,7 @@ func viewGen(in *Input) []Candidate {
 	if !viewStrideRE.MatchString(in.message()) {
 		return nil
 	}
-	var edits []analysis.Edit
+	var edits []finding.Edit
 	for _, e := range in.exprsOnLine(in.crashLine(), func(e *analysis.Expr) bool {
 		return e.Kind == analysis.ExprCall && e.Value != nil && e.Value.Kind == analysis.ExprAttribute && e.Value.Name == "view" && e.Value.Value != nil && len(e.Args)+len(e.Keywords) > 0
 	}) {
@@ -33,7 +34,7 @@ func viewGen(in *Input) []Candidate {
 		return nil
 	}
 	return []Candidate{{
-		Fix:   analysis.Fix{Title: "Use .reshape (the tensor is not contiguous, so .view cannot)", Edits: edits},
+		Fix:   finding.Fix{Title: "Use .reshape (the tensor is not contiguous, so .view cannot)", Edits: edits},
 		Keeps: "the same shape from the same values; .reshape copies only when the memory layout does not allow a view",
 	}}
 }

@@ -145,7 +145,7 @@ func (c *checker) assignItem(t *analysis.Expr, v *val) {
 			nv, ok1 := v.rows()
 			nd, ok2 := obj.rows()
 			if ok1 && ok2 && nv != nd && !(v.Kind == facts.KindNDArray && len(v.Shape) == 0) {
-				c.report(t.Range, analysis.SeverityError, finding.LengthMismatch, "ValueError",
+				c.report(t.Range, finding.SeverityError, finding.LengthMismatch, "ValueError",
 					fmt.Sprintf("%s has %d values but %s has %d rows (Length of values (%d) does not match length of index (%d))", v.name, nv, obj.name, nd, nv, nd),
 					0.95, []string{describe(v), describe(obj)}, nil)
 			}

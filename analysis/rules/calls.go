@@ -38,7 +38,7 @@ func (c *checker) call(e *analysis.Expr) *val {
 		switch k.fn.Kind {
 		case facts.KindDataFrame, facts.KindSeries, facts.KindNDArray, facts.KindTensor, facts.KindList, facts.KindDict,
 			facts.KindStr, facts.KindInt, facts.KindFloat, facts.KindTuple:
-			c.report(k.e.Range, analysis.SeverityError, finding.NotCallable, "TypeError",
+			c.report(k.e.Range, finding.SeverityError, finding.NotCallable, "TypeError",
 				fmt.Sprintf("%s is a %s, not a function ('%s' object is not callable); was the name reused for data?", k.fn.name, kindLabel(k.fn), pyTypeName(k.fn)),
 				0.93, []string{describe(k.fn)}, nil)
 			return nil
@@ -46,7 +46,7 @@ func (c *checker) call(e *analysis.Expr) *val {
 	}
 	if k.fn != nil && k.fn.isNone() {
 		n := len(c.findings)
-		c.report(e.Range, analysis.SeverityError, finding.NoneCall, "TypeError",
+		c.report(e.Range, finding.SeverityError, finding.NoneCall, "TypeError",
 			k.fn.name+" is None, so calling it fails: 'NoneType' object is not callable",
 			0.95, []string{describe(k.fn)}, nil)
 		if k.fn.fromKernel && c.asInspected(e.Value) && c.pristine(e.Range.Start) {

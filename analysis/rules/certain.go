@@ -4,9 +4,10 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
-// Which findings are certain by construction (analysis.Finding.Certain), decided where a
+// Which findings are certain by construction (finding.Finding.Certain), decided where a
 // rule concludes. An editor shows a certain finding at once and holds the others until the
 // shadow run of the same state answers, so this decides what a user may see before any
 // code ran: when in doubt, not certain.
@@ -43,7 +44,7 @@ func (c *checker) certainSince(n int) {
 // expression, and no call is evaluated before pos (a call may run any code: a user
 // function that binds a global, an in-place method). Operators and attribute reads on the
 // way count as harmless.
-func (c *checker) pristine(pos analysis.Position) bool {
+func (c *checker) pristine(pos finding.Position) bool {
 	if len(c.cf.StarImports) > 0 || len(c.cf.Magics) > 0 || len(c.cf.SyntaxErrors) > 0 || len(c.cf.Limits) > 0 {
 		return false
 	}
@@ -73,7 +74,7 @@ func (c *checker) pristine(pos analysis.Position) bool {
 // construct the expression tree does not model is evaluated before pos. A call whose
 // callee or arguments hold pos has not run yet when pos is evaluated; its callee and
 // arguments before pos have.
-func noCallBefore(e *analysis.Expr, pos analysis.Position) bool {
+func noCallBefore(e *analysis.Expr, pos finding.Position) bool {
 	if e == nil || !e.Range.Start.Before(pos) {
 		return true
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // TestCertain checks which findings are certain by construction: the same missing column,
@@ -49,7 +50,7 @@ func TestCertain(t *testing.T) {
 				Namespace: map[string]bool{"df": true, "cb": true, "np": true, "prepare": true, "setup": true, "n": true}}
 			np := facts.Value{Name: "np", Exists: true, Kind: facts.KindPyModule, Repr: "<module 'numpy'>"}
 			env.Values["np"] = np
-			var got *analysis.Finding
+			var got *finding.Finding
 			fs := Check("c", analysis.ParseCell(tc.cell), env)
 			for i := range fs {
 				if fs[i].Code == tc.code {

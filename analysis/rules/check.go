@@ -7,11 +7,12 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 // Check runs every rule family over the cell's statements in order and returns the crashes
 // the facts make certain (error) or very likely (warning), in source order.
-func Check(cellID string, cf *analysis.CellFacts, env *Env) []analysis.Finding {
+func Check(cellID string, cf *analysis.CellFacts, env *Env) []finding.Finding {
 	if cf == nil {
 		return nil
 	}
@@ -40,19 +41,19 @@ var panicHook func(any)
 
 // report records a finding at r. Inside if/loop bodies a certain crash becomes a warning
 // (the line may not run); inside try bodies it is dropped (the exception may be handled).
-func (c *checker) report(r analysis.Range, sev analysis.Severity, code, exc, msg string, conf float64, evidence []string, fixes []analysis.Fix) {
+func (c *checker) report(r finding.Range, sev finding.Severity, code, exc, msg string, conf float64, evidence []string, fixes []finding.Fix) {
 	if c.guarded > 0 || c.stmtFailed || c.cellFailed {
 		return
 	}
-	if sev == analysis.SeverityError && c.cond == 0 {
+	if sev == finding.SeverityError && c.cond == 0 {
 		// Python stops at the first exception: later lines never run, and what they would
 		// do depends on how the user fixes this one.
 		c.stmtFailed = true
 		c.cellFailed = true
 	}
 	if c.cond > 0 {
-		if sev == analysis.SeverityError {
-			sev = analysis.SeverityWarning
+		if sev == finding.SeverityError {
+			sev = finding.SeverityWarning
 		}
 		conf *= 0.8
 	}
@@ -67,15 +68,15 @@ func (c *checker) report(r analysis.Range, sev analysis.Severity, code, exc, msg
 			ev = append(ev, e)
 		}
 	}
-	c.findings = append(c.findings, analysis.Finding{
-		Cell: c.cellID, Source: analysis.SourceRules, Severity: sev, Code: code, Exception: exc,
+	c.findings = append(c.findings, finding.Finding{
+		Cell: c.cellID, Source: finding.SourceRules, Severity: sev, Code: code, Exception: exc,
 		Message: msg, Range: r, Evidence: ev, Fixes: fixes, Confidence: conf,
 	})
 }
 
 // replaceFix builds a one-edit fix.
-func replaceFix(title string, r analysis.Range, text string, preferred bool) analysis.Fix {
-	return analysis.Fix{Title: title, Edits: []analysis.Edit{{Range: r, NewText: text}}, Preferred: preferred}
+func replaceFix(title string, r finding.Range, text string, preferred bool) finding.Fix {
+	return finding.Fix{Title: title, Edits: []finding.Edit{{Range: r, NewText: text}}, Preferred: preferred}
 }
 
 // describe renders what is known about v as one evidence line.

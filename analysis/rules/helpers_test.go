@@ -7,6 +7,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 )
 
 func TestSuggest(t *testing.T) {
@@ -99,7 +100,7 @@ func TestUTF16Ranges(t *testing.T) {
 		t.Fatalf("got %d findings, want 1: %+v", len(got), got)
 	}
 	// '😀' is 2 UTF-16 units: "s = '😀'; v = df[" is 17 units
-	want := analysis.Range{Start: analysis.Position{Line: 0, Character: 17}, End: analysis.Position{Line: 0, Character: 22}}
+	want := finding.Range{Start: finding.Position{Line: 0, Character: 17}, End: finding.Position{Line: 0, Character: 22}}
 	if got[0].Range != want {
 		t.Errorf("range = %+v, want %+v", got[0].Range, want)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/analysis/rules"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/internal/testkit/python"
 	"github.com/premortem/premortem/kernelclient"
 )
@@ -61,7 +62,7 @@ func TestJunoBenchDev(t *testing.T) {
 		}
 		var alarms []string
 		for _, f := range fixed {
-			if f.Severity == analysis.SeverityError {
+			if f.Severity == finding.SeverityError {
 				alarms = append(alarms, summary(f))
 			}
 		}
@@ -79,7 +80,7 @@ func TestJunoBenchDev(t *testing.T) {
 	t.Logf("executed cells checked before running: %d, error findings on cells that then ran cleanly: %d", jbCells, jbCellAlarms)
 }
 
-func summary(f analysis.Finding) string {
+func summary(f finding.Finding) string {
 	return fmt.Sprintf("%s/%s/%s@%d: %.90s", f.Code, f.Severity, f.Exception, f.Range.Start.Line+1, f.Message)
 }
 
@@ -114,7 +115,7 @@ type jbCase struct {
 var jbCells, jbCellAlarms int
 
 // runCase replays one version of a case and returns the rules' findings on its target.
-func runCase(t *testing.T, root, id, version string) ([]analysis.Finding, error) {
+func runCase(t *testing.T, root, id, version string) ([]finding.Finding, error) {
 	data, err := os.ReadFile(filepath.Join(root, "cases", id, version+".json"))
 	if err != nil {
 		return nil, err
@@ -147,7 +148,7 @@ func runCase(t *testing.T, root, id, version string) ([]analysis.Finding, error)
 	for i, cell := range c.Executed {
 		// Every executed cell ran without error in the original notebook: an error finding
 		// on one (with the state just before it) is a false alarm.
-		var predicted []analysis.Finding
+		var predicted []finding.Finding
 		if version == "fixed" {
 			cf := analysis.ParseCell(cell.Code)
 			ictx, icancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -155,7 +156,7 @@ func runCase(t *testing.T, root, id, version string) ([]analysis.Finding, error)
 			icancel()
 			if err == nil {
 				for _, f := range rules.Check(id, cf, envFrom(ins)) {
-					if f.Severity == analysis.SeverityError {
+					if f.Severity == finding.SeverityError {
 						predicted = append(predicted, f)
 					}
 				}

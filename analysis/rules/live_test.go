@@ -13,6 +13,7 @@ import (
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/analysis/rules"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/internal/testkit/kernel"
 	"github.com/premortem/premortem/kernelclient"
 	"golang.org/x/tools/txtar"
@@ -73,7 +74,7 @@ func TestLiveScenarios(t *testing.T) {
 			res := exec(sc.cell)
 			wantExc := ""
 			for _, w := range sc.want {
-				if w.severity == analysis.SeverityError {
+				if w.severity == finding.SeverityError {
 					wantExc = w.exception
 					break
 				}

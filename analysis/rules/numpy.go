@@ -60,7 +60,7 @@ func (c *checker) binop(e *analysis.Expr, a, b *val) *val {
 		if tensor {
 			exc, detail = "RuntimeError", "the size of tensor a must match the size of tensor b at a non-singleton dimension"
 		}
-		c.report(e.Range, analysis.SeverityError, finding.BroadcastShape, exc,
+		c.report(e.Range, finding.SeverityError, finding.BroadcastShape, exc,
 			fmt.Sprintf("%s has shape %s and %s has shape %s, which do not broadcast (%s)", a.name, shapeTuple(a.Shape), b.name, shapeTuple(b.Shape), detail),
 			0.95, []string{describe(a), describe(b)}, nil)
 		return nil
@@ -183,7 +183,7 @@ func broadcast(a, b []int) ([]int, bool) {
 }
 
 // matmul checks a @ b (numpy or torch) and returns the result shape.
-func matmul(c *checker, e *analysis.Expr, a, b *val, r analysis.Range) *val {
+func matmul(c *checker, e *analysis.Expr, a, b *val, r finding.Range) *val {
 	if !arrayLike(a) || !arrayLike(b) || len(a.Shape) == 0 || len(b.Shape) == 0 {
 		return nil
 	}
@@ -208,7 +208,7 @@ func matmul(c *checker, e *analysis.Expr, a, b *val, r analysis.Range) *val {
 				detail = "the inner dimensions differ"
 			}
 		}
-		c.report(r, analysis.SeverityError, finding.MatmulShape, exc,
+		c.report(r, finding.SeverityError, finding.MatmulShape, exc,
 			fmt.Sprintf("cannot multiply %s %s by %s %s: inner dimensions %d and %d differ (%s)", a.name, shapeTuple(a.Shape), b.name, shapeTuple(b.Shape), ka, kb, detail),
 			0.96, []string{describe(a), describe(b)}, nil)
 		return nil
@@ -271,7 +271,7 @@ func product(s []int) int {
 // numpySubscript checks constant indices and string keys on arrays.
 func numpySubscript(c *checker, e *analysis.Expr, base, idx *val) *val {
 	if s, ok := constStr(idx); ok {
-		c.report(e.Index.Range, analysis.SeverityError, finding.InvalidIndex, "IndexError",
+		c.report(e.Index.Range, finding.SeverityError, finding.InvalidIndex, "IndexError",
 			fmt.Sprintf("%s is a numpy array, not a DataFrame, so it cannot be indexed by the string %s (only integers, slices, ... are valid indices)", base.name, pyRepr(s)),
 			0.96, []string{describe(base)}, nil)
 		return nil
@@ -313,7 +313,7 @@ func indexShape(c *checker, e *analysis.Expr, base, idx *val, exc string) *val {
 			if base.Kind == facts.KindTensor {
 				what = "tensor index"
 			}
-			c.report(p.Range, analysis.SeverityError, finding.IndexOutOfRange, exc,
+			c.report(p.Range, finding.SeverityError, finding.IndexOutOfRange, exc,
 				fmt.Sprintf("%s %d is out of bounds for axis %d of %s, which has size %d", what, n, i, base.name, d),
 				0.96, []string{describe(base)}, nil)
 			return nil
@@ -368,7 +368,7 @@ func numpyCall(c *checker, k *callInfo) (*val, bool) {
 		case "savetxt":
 			x := k.arg(1, "X")
 			if nd, ok := x.ndim(); ok && x.Kind == facts.KindNDArray && nd > 2 {
-				c.report(k.argExpr(1, "X").Range, analysis.SeverityError, finding.NdimMismatch, "ValueError",
+				c.report(k.argExpr(1, "X").Range, finding.SeverityError, finding.NdimMismatch, "ValueError",
 					fmt.Sprintf("%s is %d-D, but np.savetxt writes only 1-D or 2-D arrays (Expected 1D or 2D array, got %dD array instead)", x.name, nd, nd),
 					0.95, []string{describe(x)}, nil)
 			}
@@ -485,7 +485,7 @@ func reshape(c *checker, k *callInfo, a *val, dimExprs []*analysis.Expr, dims []
 			}
 			detail = fmt.Sprintf("shape '[%s]' is invalid for input of size %d", strings.Join(parts, ", "), total)
 		}
-		c.report(k.e.Range, analysis.SeverityError, finding.ReshapeSize, exc,
+		c.report(k.e.Range, finding.SeverityError, finding.ReshapeSize, exc,
 			fmt.Sprintf("%s has %d elements %s, which cannot be arranged as %s (%s)", a.name, total, shapeTuple(size), shapeTuple(want), detail),
 			0.96, []string{describe(a)}, nil)
 		return nil
@@ -596,7 +596,7 @@ func checkAxis(c *checker, k *callInfo, a *val) {
 		if a.Kind == facts.KindTensor {
 			exc = "IndexError"
 		}
-		c.report(axExpr.Range, analysis.SeverityError, finding.AxisOutOfRange, exc,
+		c.report(axExpr.Range, finding.SeverityError, finding.AxisOutOfRange, exc,
 			fmt.Sprintf("axis %d is out of bounds for %s, which has %d dimension(s)", ax, a.name, nd),
 			0.96, []string{describe(a)}, nil)
 	}
@@ -618,7 +618,7 @@ func concat(c *checker, k *callInfo, fn string) *val {
 			return nil
 		}
 		if len(s) == 0 && fn == "concatenate" {
-			c.report(k.e.Range, analysis.SeverityError, finding.ConcatShape, "ValueError",
+			c.report(k.e.Range, finding.SeverityError, finding.ConcatShape, "ValueError",
 				fmt.Sprintf("%s is zero-dimensional (a scalar), and np.concatenate cannot join scalars (zero-dimensional arrays cannot be concatenated)", el.name),
 				0.95, []string{describe(el)}, nil)
 			return nil
@@ -671,7 +671,7 @@ func concat(c *checker, k *callInfo, fn string) *val {
 			}
 		}
 		if bad {
-			c.report(k.e.Range, analysis.SeverityError, finding.ConcatShape, "ValueError",
+			c.report(k.e.Range, finding.SeverityError, finding.ConcatShape, "ValueError",
 				fmt.Sprintf("np.%s cannot join these arrays: %s", fn, why),
 				0.95, describeAll(seq.elems), nil)
 			return nil

@@ -58,7 +58,7 @@ func (c *checker) definedBy(name string) string {
 
 // addDefinerEvidence appends "x was last set by cell N (run M)" to findings whose evidence
 // names a kernel value, so the user can see which run produced the state.
-func addDefinerEvidence(c *checker, f *analysis.Finding) {
+func addDefinerEvidence(c *checker, f *finding.Finding) {
 	if c.env.LastDefiner == nil {
 		return
 	}
@@ -102,10 +102,10 @@ func checkDropInLoop(c *checker, loop *analysis.Statement, iter *val) {
 		if labels == nil || !constExpr(labels) || rebindsElsewhere(loop.Body, s, name) {
 			continue
 		}
-		sev, conf := analysis.SeverityWarning, 0.75
+		sev, conf := finding.SeverityWarning, 0.75
 		ev := []string{fmt.Sprintf("the loop body drops %s from %s on every iteration", labels.Text, name)}
 		if known {
-			sev, conf = analysis.SeverityError, 0.93
+			sev, conf = finding.SeverityError, 0.93
 			ev = append(ev, fmt.Sprintf("the loop runs %d times (%s)", n, describe(iter)))
 		}
 		save := c.cond
@@ -209,8 +209,8 @@ func addOverwritten(c *checker) {
 			}
 			warned[name] = true
 			if r, ok := firstRead(c.cf, name); ok {
-				c.findings = append(c.findings, analysis.Finding{
-					Cell: c.cellID, Source: analysis.SourceRules, Severity: analysis.SeverityWarning, Code: finding.OverwrittenName,
+				c.findings = append(c.findings, finding.Finding{
+					Cell: c.cellID, Source: finding.SourceRules, Severity: finding.SeverityWarning, Code: finding.OverwrittenName,
 					Message: fmt.Sprintf("%s now holds what cell %d (below this one) gave it in run %d, not the value this cell expects; re-run the cell that should define %s, or rename one of the two", name, cell+1, run, name),
 					Range:   r, Evidence: []string{e, line}, Confidence: 0.8,
 				})
@@ -220,7 +220,7 @@ func addOverwritten(c *checker) {
 }
 
 // hasOverwritten reports whether f already says name was overwritten.
-func hasOverwritten(f *analysis.Finding, name string) bool {
+func hasOverwritten(f *finding.Finding, name string) bool {
 	for _, e := range f.Evidence {
 		if strings.HasPrefix(e, name+" was overwritten by ") {
 			return true
@@ -230,11 +230,11 @@ func hasOverwritten(f *analysis.Finding, name string) bool {
 }
 
 // firstRead returns the range of the cell's first read of name.
-func firstRead(cf *analysis.CellFacts, name string) (analysis.Range, bool) {
+func firstRead(cf *analysis.CellFacts, name string) (finding.Range, bool) {
 	for _, u := range cf.Uses {
 		if u.Name == name {
 			return u.Range, true
 		}
 	}
-	return analysis.Range{}, false
+	return finding.Range{}, false
 }

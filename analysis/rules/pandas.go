@@ -29,7 +29,7 @@ func columnNames(v *val) []string {
 
 // reportMissingColumn reports that label is not a column of df. keyExpr is the literal (or
 // attribute name) to mark; attr is true for df.name access (AttributeError).
-func reportMissingColumn(c *checker, r analysis.Range, literal string, label any, df *val, why string, exc string, attr bool) {
+func reportMissingColumn(c *checker, r finding.Range, literal string, label any, df *val, why string, exc string, attr bool) {
 	if s, ok := label.(string); ok && c.keyGuards[s] > 0 {
 		return // under `if 'col' in df:`
 	}
@@ -45,7 +45,7 @@ func reportMissingColumn(c *checker, r analysis.Range, literal string, label any
 	if why != "" {
 		evidence = append(evidence, fmt.Sprintf("column %s was %s", pyRepr(label), why))
 	}
-	var fixes []analysis.Fix
+	var fixes []finding.Fix
 	if s, ok := label.(string); ok {
 		if best, ok := suggest(s, columnNames(df)); ok {
 			text := quoteLike(literal, best)
@@ -70,7 +70,7 @@ func reportMissingColumn(c *checker, r analysis.Range, literal string, label any
 		msg = fmt.Sprintf("column %s is no longer in %s: an earlier run (probably of this cell, which rebinds %s) already removed it%s; re-create %s first or make the cell safe to re-run (e.g. drop(..., errors='ignore'))",
 			pyRepr(label), df.name, df.name, spaced(c.env.asOf()), df.name)
 	}
-	c.report(r, analysis.SeverityError, code, exc, msg, 0.97, evidence, fixes)
+	c.report(r, finding.SeverityError, code, exc, msg, 0.97, evidence, fixes)
 }
 
 // isIdentifier reports whether s can follow a dot.
@@ -216,7 +216,7 @@ func pandasIndexer(c *checker, e *analysis.Expr, base, idx *val) *val {
 			checkRowLabel(c, e.Index, idx, df)
 		} else if i, ok := constInt(idx); ok {
 			if n, known := df.rows(); known && (i >= n || i < -n) {
-				c.report(e.Index.Range, analysis.SeverityError, finding.IndexOutOfRange, "IndexError",
+				c.report(e.Index.Range, finding.SeverityError, finding.IndexOutOfRange, "IndexError",
 					fmt.Sprintf("row position %d is out of range: %s has %d rows (single positional indexer is out-of-bounds)", i, df.name, n),
 					0.96, []string{describe(df)}, nil)
 			}
@@ -232,7 +232,7 @@ func pandasIndexer(c *checker, e *analysis.Expr, base, idx *val) *val {
 	// iloc: positional columns
 	if i, ok := constInt(colVal); ok {
 		if n, ok := df.ncols(); ok && (i >= n || i < -n) {
-			c.report(colExpr.Range, analysis.SeverityError, finding.IndexOutOfRange, "IndexError",
+			c.report(colExpr.Range, finding.SeverityError, finding.IndexOutOfRange, "IndexError",
 				fmt.Sprintf("column position %d is out of range: %s has %d columns", i, df.name, n),
 				0.97, []string{describe(df)}, nil)
 		}
@@ -248,7 +248,7 @@ func checkRowLabel(c *checker, x *analysis.Expr, xv *val, df *val) {
 	}
 	for _, l := range labels {
 		if missing, desc := rowLabelMissing(df, l); missing {
-			c.report(x.Range, analysis.SeverityError, finding.MissingKey, "KeyError",
+			c.report(x.Range, finding.SeverityError, finding.MissingKey, "KeyError",
 				fmt.Sprintf("row label %s is not in the index of %s (%s)", pyRepr(l), df.name, desc),
 				0.95, []string{describe(df)}, nil)
 			return
@@ -323,7 +323,7 @@ func checkAggKeys(c *checker, k *callInfo, df *val) {
 
 // enclosingCall returns the innermost call of method name (x.name(...)) in e whose
 // arguments contain r.
-func enclosingCall(e *analysis.Expr, r analysis.Range, name string) *analysis.Expr {
+func enclosingCall(e *analysis.Expr, r finding.Range, name string) *analysis.Expr {
 	if e == nil || !within(r, e.Range) {
 		return nil
 	}
@@ -349,7 +349,7 @@ func keywordValues(e *analysis.Expr) []*analysis.Expr {
 
 // ignoreErrorsFix adds errors="ignore" to a drop call, so re-running it does nothing for
 // labels already gone. literal gives the quote style.
-func ignoreErrorsFix(call *analysis.Expr, literal string) []analysis.Fix {
+func ignoreErrorsFix(call *analysis.Expr, literal string) []finding.Fix {
 	if call.Keyword("errors") != nil || !strings.HasSuffix(call.Text, ")") || call.Range.End.Character == 0 {
 		return nil
 	}
@@ -371,6 +371,6 @@ func ignoreErrorsFix(call *analysis.Expr, literal string) []analysis.Fix {
 		return nil // the closing parenthesis has its own line or spacing: leave it to the user
 	}
 	text := sep + "errors=" + quoteLike(literal, "ignore")
-	return []analysis.Fix{{Title: "Ignore labels already dropped (errors=" + quoteLike(literal, "ignore") + ")",
-		Edits: []analysis.Edit{{Range: analysis.Range{Start: at, End: at}, NewText: text}}}}
+	return []finding.Fix{{Title: "Ignore labels already dropped (errors=" + quoteLike(literal, "ignore") + ")",
+		Edits: []finding.Edit{{Range: finding.Range{Start: at, End: at}, NewText: text}}}}
 }

@@ -69,10 +69,10 @@ func pandasAttrRule(c *checker, e *analysis.Expr, base *val) {
 	if isObjectDtype(d) || d == "category" || strings.HasPrefix(d, "category") {
 		return
 	}
-	c.report(e.NameRange, analysis.SeverityError, finding.StrAccessor, "AttributeError",
+	c.report(e.NameRange, finding.SeverityError, finding.StrAccessor, "AttributeError",
 		fmt.Sprintf("%s has dtype %s, and .str only works on string values (Can only use .str accessor with string values!)", base.name, d),
 		0.96, []string{describe(base)},
-		[]analysis.Fix{replaceFix("Convert to strings first", analysis.Range{Start: e.Value.Range.End, End: e.Value.Range.End}, ".astype(str)", false)})
+		[]finding.Fix{replaceFix("Convert to strings first", finding.Range{Start: e.Value.Range.End, End: e.Value.Range.End}, ".astype(str)", false)})
 }
 
 // toNumpy is df.values / df.to_numpy() / np.array(df).

@@ -172,7 +172,7 @@ func checkAstype(c *checker, k *callInfo, v *val) {
 		if strings.HasPrefix(d, "int") && looksNumeric(bad) {
 			what = "int()"
 		}
-		c.report(k.e.Value.NameRange, analysis.SeverityError, finding.ObjectColumnArith, "ValueError",
+		c.report(k.e.Value.NameRange, finding.SeverityError, finding.ObjectColumnArith, "ValueError",
 			fmt.Sprintf("column %s holds strings such as %q that %s cannot parse, so astype(%s) fails", pyRepr(col.Name), bad, what, d),
 			0.95, []string{describe(v), "non-numeric values in " + pyRepr(col.Name) + ": " + strings.Join(quoteAll(col.NonNumericSample), ", ")}, nil)
 		return
@@ -216,9 +216,9 @@ func checkIntCastNaN(c *checker, k *callInfo, v *val, d string) {
 		if v.Kind == facts.KindDataFrame {
 			where = fmt.Sprintf("column %s of %s", pyRepr(col.Name), v.name)
 		}
-		c.report(k.e.Value.NameRange, analysis.SeverityError, finding.NaNToInt, "IntCastingNaNError",
+		c.report(k.e.Value.NameRange, finding.SeverityError, finding.NaNToInt, "IntCastingNaNError",
 			fmt.Sprintf("%s is float with %s, and astype(%s) cannot turn NaN into an integer (Cannot convert non-finite values (NA or inf) to integer); fill them first (.fillna(...)) or use the nullable 'Int64' dtype", where, what, d),
-			0.95, []string{describe(v)}, []analysis.Fix{replaceFix("Use the nullable 'Int64' dtype", k.argExpr(0, "dtype").Range, "'Int64'", false)})
+			0.95, []string{describe(v)}, []finding.Fix{replaceFix("Use the nullable 'Int64' dtype", k.argExpr(0, "dtype").Range, "'Int64'", false)})
 		return
 	}
 }
@@ -226,7 +226,7 @@ func checkIntCastNaN(c *checker, k *callInfo, v *val, d string) {
 // objectArith reports arithmetic between an object column of strings and a number.
 func objectArith(c *checker, e *analysis.Expr, a, b *val) bool {
 	if strSeries(a) && strSeries(b) && (e.Name == "-" || e.Name == "/" || e.Name == "*" || e.Name == "//" || e.Name == "**") {
-		c.report(e.Range, analysis.SeverityError, finding.ObjectColumnArith, "TypeError",
+		c.report(e.Range, finding.SeverityError, finding.ObjectColumnArith, "TypeError",
 			fmt.Sprintf("%s and %s both hold strings, and strings do not support %s (unsupported operand type(s) for %s: 'str' and 'str'); convert them first (pd.to_datetime, pd.to_numeric)", a.name, b.name, e.Name, e.Name),
 			0.93, []string{describe(a), describe(b)}, nil)
 		return true
@@ -252,7 +252,7 @@ func objectArith(c *checker, e *analysis.Expr, a, b *val) bool {
 	if sample != "" {
 		msg = fmt.Sprintf("%s holds strings such as %q, so %s %s a number raises TypeError; convert it to numbers first", s.name, sample, s.name, e.Name)
 	}
-	c.report(e.Range, analysis.SeverityError, finding.ObjectColumnArith, "TypeError", msg, 0.93, []string{describe(s)}, nil)
+	c.report(e.Range, finding.SeverityError, finding.ObjectColumnArith, "TypeError", msg, 0.93, []string{describe(s)}, nil)
 	return true
 }
 
@@ -279,7 +279,7 @@ func checkCompare(c *checker, e *analysis.Expr, a, b *val) {
 	if !strSeries(s) || other == nil || (other.Kind != facts.KindInt && other.Kind != facts.KindFloat) {
 		return
 	}
-	c.report(e.Range, analysis.SeverityError, finding.ObjectColumnArith, "TypeError",
+	c.report(e.Range, finding.SeverityError, finding.ObjectColumnArith, "TypeError",
 		fmt.Sprintf("%s holds strings, so comparing it with %s using %s raises TypeError", s.name, other.name, e.Name),
 		0.93, []string{describe(s)}, nil)
 }

@@ -24,7 +24,7 @@ func pandasCall(c *checker, k *callInfo) (*val, bool) {
 		s := k.arg(0, "arg")
 		if errs, _ := constStr(k.kw["errors"]); errs == "" || errs == "raise" {
 			if bad := nonNumeric(s); bad != "" {
-				c.report(k.e.Range, analysis.SeverityError, finding.ObjectColumnArith, "ValueError",
+				c.report(k.e.Range, finding.SeverityError, finding.ObjectColumnArith, "ValueError",
 					fmt.Sprintf("%s holds non-numeric strings such as %q, so pd.to_numeric raises (Unable to parse string); pass errors='coerce' to turn them into NaN", s.name, bad),
 					0.95, []string{describe(s)}, nil)
 			}
@@ -332,7 +332,7 @@ func dropFrame(c *checker, k *callInfo, df *val) (*val, bool) {
 		if labels, ok := constLabels(xv); ok && errs != "ignore" {
 			for _, l := range labels {
 				if missing, desc := rowLabelMissing(df, l); missing {
-					c.report(x.Range, analysis.SeverityError, finding.MissingKey, "KeyError",
+					c.report(x.Range, finding.SeverityError, finding.MissingKey, "KeyError",
 						fmt.Sprintf("row label %s is not in the index of %s (%s), so drop raises", pyRepr(l), df.name, desc),
 						0.95, []string{describe(df)}, nil)
 					return nil, true

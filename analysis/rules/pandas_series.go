@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/finding"
 )
@@ -30,7 +29,7 @@ func seriesMethod(c *checker, k *callInfo, s *val) (*val, bool) {
 		return n, true
 	case "mean", "median", "std", "var":
 		if bad := nonNumeric(s); bad != "" {
-			c.report(k.e.Range, analysis.SeverityError, finding.ObjectColumnArith, "TypeError",
+			c.report(k.e.Range, finding.SeverityError, finding.ObjectColumnArith, "TypeError",
 				fmt.Sprintf("%s holds strings such as %q, so .%s() cannot convert them to numbers", s.name, bad, k.method),
 				0.93, []string{describe(s), "non-numeric values: " + strings.Join(quoteAll(s.Columns[0].NonNumericSample), ", ")}, nil)
 		}

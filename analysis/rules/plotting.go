@@ -27,10 +27,10 @@ func plotCall(c *checker, k *callInfo) (*val, bool) {
 		if l := k.argExpr(-1, "line"); l != nil && l.Kind == analysis.ExprConst {
 			switch l.Const.(type) {
 			case int64, float64:
-				c.report(l.Range, analysis.SeverityError, finding.InvalidParam, "ValueError",
+				c.report(l.Range, finding.SeverityError, finding.InvalidParam, "ValueError",
 					fmt.Sprintf("qqplot's line takes '45', 's', 'r', 'q' or None, not the number %s (%s option for line not understood)", l.Text, l.Text),
 					0.95, []string{"statsmodels qqplot(line=...) accepts '45', 's', 'r', 'q', None"},
-					[]analysis.Fix{replaceFix("Quote it", l.Range, "'"+l.Text+"'", true)})
+					[]finding.Fix{replaceFix("Quote it", l.Range, "'"+l.Text+"'", true)})
 			}
 		}
 		return nil, true
@@ -51,7 +51,7 @@ func checkImshow(c *checker, k *callInfo) {
 	if len(s) == 2 || (len(s) == 3 && (s[2] == 1 || s[2] == 3 || s[2] == 4)) {
 		return
 	}
-	var fixes []analysis.Fix
+	var fixes []finding.Fix
 	msg := fmt.Sprintf("%s has shape %s, which is not an image: imshow takes (H, W) or (H, W, 3|4) (Invalid shape %s for image data)", x.name, shapeTuple(s), shapeTuple(s))
 	if len(s) == 3 && (s[0] == 3 || s[0] == 4 || s[0] == 1) {
 		msg += "; the channels come first"
@@ -61,7 +61,7 @@ func checkImshow(c *checker, k *callInfo) {
 		}
 		fixes = append(fixes, replaceFix("Move the channels last", xExpr.Range, xExpr.Text+move, true))
 	}
-	c.report(xExpr.Range, analysis.SeverityError, finding.ImageShape, "TypeError", msg, 0.95, []string{describe(x)}, fixes)
+	c.report(xExpr.Range, finding.SeverityError, finding.ImageShape, "TypeError", msg, 0.95, []string{describe(x)}, fixes)
 }
 
 // seabornDataFirst are the seaborn functions whose only positional parameter is data
@@ -92,15 +92,15 @@ func checkSeaborn(c *checker, k *callInfo, fn string) {
 	}
 	switch {
 	case pos >= 2:
-		c.report(k.e.Range, analysis.SeverityError, finding.PositionalArgs, "TypeError",
+		c.report(k.e.Range, finding.SeverityError, finding.PositionalArgs, "TypeError",
 			fmt.Sprintf("%s() takes only data positionally in %s, but got %d positional arguments; pass x=..., y=... by keyword", fn, ver, pos),
 			0.95, []string{"seaborn version " + ver}, nil)
 	case pos == 1 && k.has(-1, "data"):
 		first := k.e.Args[0]
-		c.report(k.e.Range, analysis.SeverityError, finding.PositionalArgs, "TypeError",
+		c.report(k.e.Range, finding.SeverityError, finding.PositionalArgs, "TypeError",
 			fmt.Sprintf("%s() got multiple values for argument 'data': in %s the first positional argument is data, not x", fn, ver),
 			0.95, []string{"seaborn version " + ver},
-			[]analysis.Fix{replaceFix("Pass it as x=", first.Range, "x="+first.Text, true)})
+			[]finding.Fix{replaceFix("Pass it as x=", first.Range, "x="+first.Text, true)})
 	}
 }
 
@@ -147,7 +147,7 @@ func checkOneAxis(c *checker, k *callInfo, fn, ver string) bool {
 	if !found || !(isObjectDtype(column.Dtype) || column.Dtype == "category" || column.Dtype == "bool") {
 		return false
 	}
-	c.report(k.e.Range, analysis.SeverityError, finding.PlotOrientation, "TypeError",
+	c.report(k.e.Range, finding.SeverityError, finding.PlotOrientation, "TypeError",
 		fmt.Sprintf("%s() with only %s=%s plots a %s column alone, but %s needs a numeric variable there (%s orientation requires numeric `%s` variable); pass the numeric column as the other axis, or use countplot",
 			fn, axis, pyRepr(col), column.Dtype, ver, other, axis),
 		0.93, []string{describe(data), "seaborn version " + ver}, nil)

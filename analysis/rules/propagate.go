@@ -18,7 +18,7 @@ type checker struct {
 	// state holds names the cell has bound so far; a nil entry means "bound, unknown".
 	state map[string]*val
 	// deleted holds names the cell deleted with `del` (reading them is a NameError).
-	deleted map[string]analysis.Range
+	deleted map[string]finding.Range
 	// vals memoises visited expressions of the current statement.
 	vals map[*analysis.Expr]*val
 	// depth is how many visits are under way (see maxVisitDepth).
@@ -37,7 +37,7 @@ type checker struct {
 	// constant keys of enclosing `if 'a' in ...:` tests.
 	attrGuards map[string]int
 	keyGuards  map[string]int
-	findings   []analysis.Finding
+	findings   []finding.Finding
 	seen       map[string]bool
 }
 
@@ -46,7 +46,7 @@ func newChecker(cellID string, cf *analysis.CellFacts, env *Env) *checker {
 		env = &Env{}
 	}
 	return &checker{cellID: cellID, cf: cf, env: env, state: map[string]*val{},
-		deleted: map[string]analysis.Range{}, seen: map[string]bool{}}
+		deleted: map[string]finding.Range{}, seen: map[string]bool{}}
 }
 
 // lookup returns what is known of name at this point of the cell.
@@ -156,11 +156,11 @@ func (c *checker) statement(s *analysis.Statement) {
 		if s.Kind == analysis.StmtFor {
 			if it := c.vals[s.Value]; it != nil && (it.Kind == facts.KindInt || it.Kind == facts.KindFloat) {
 				t := map[string]string{facts.KindInt: "int", facts.KindFloat: "float"}[it.Kind]
-				var fixes []analysis.Fix
+				var fixes []finding.Fix
 				if t == "int" {
 					fixes = append(fixes, replaceFix("Iterate over range()", s.Value.Range, "range("+s.Value.Text+")", true))
 				}
-				c.report(s.Value.Range, analysis.SeverityError, finding.NotIterable, "TypeError",
+				c.report(s.Value.Range, finding.SeverityError, finding.NotIterable, "TypeError",
 					fmt.Sprintf("%s is a single %s, so a for loop cannot iterate over it ('%s' object is not iterable)", s.Value.Text, t, t),
 					0.95, []string{describe(it)}, fixes)
 			}
@@ -275,6 +275,6 @@ func (c *checker) firstIteration(s *analysis.Statement) {
 }
 
 // within reports whether r lies inside outer.
-func within(r, outer analysis.Range) bool {
+func within(r, outer finding.Range) bool {
 	return !r.Start.Before(outer.Start) && !outer.End.Before(r.End)
 }

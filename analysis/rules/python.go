@@ -20,7 +20,7 @@ func checkNames(c *checker) {
 	if len(c.cf.StarImports) > 0 {
 		return
 	}
-	var tries, conds []analysis.Range
+	var tries, conds []finding.Range
 	var walk func(stmts []*analysis.Statement)
 	walk = func(stmts []*analysis.Statement) {
 		for _, s := range stmts {
@@ -36,7 +36,7 @@ func checkNames(c *checker) {
 		}
 	}
 	walk(c.cf.Statements)
-	inAny := func(r analysis.Range, rs []analysis.Range) bool {
+	inAny := func(r finding.Range, rs []finding.Range) bool {
 		for _, x := range rs {
 			if within(r, x) {
 				return true
@@ -81,7 +81,7 @@ func checkNames(c *checker) {
 			continue
 		}
 		ev := []string{fmt.Sprintf("%s is not defined in the kernel%s", u.Name, paren(c.env.asOf()))}
-		var fixes []analysis.Fix
+		var fixes []finding.Fix
 		msg := fmt.Sprintf("name '%s' is not defined: no cell that ran defined it, and this cell reads it before binding it", u.Name)
 		if u.InFunction != "" {
 			msg = fmt.Sprintf("name '%s' is not defined: %s reads it when this cell calls it", u.Name, u.InFunction)
@@ -91,10 +91,10 @@ func checkNames(c *checker) {
 			fixes = append(fixes, replaceFix("Use '"+best+"'", u.Range, best, true))
 		} else if imp, ok := conventionalImport[u.Name]; ok {
 			msg += "; it is usually imported with `" + imp + "`"
-			fixes = append(fixes, analysis.Fix{Title: "Add `" + imp + "`", Edits: []analysis.Edit{{
-				Range: analysis.Range{}, NewText: imp + "\n"}}})
+			fixes = append(fixes, finding.Fix{Title: "Add `" + imp + "`", Edits: []finding.Edit{{
+				Range: finding.Range{}, NewText: imp + "\n"}}})
 		}
-		sev, conf := analysis.SeverityError, 0.97
+		sev, conf := finding.SeverityError, 0.97
 		if u.InFunction != "" {
 			conf = 0.9
 		}
@@ -187,7 +187,7 @@ func checkMissingAttr(c *checker, e *analysis.Expr, base *val, inspected bool) b
 		return true
 	}
 	msg := fmt.Sprintf("%s has no attribute '%s' ('%s' object has no attribute '%s')", base.name, e.Name, pyTypeName(base), e.Name)
-	var fixes []analysis.Fix
+	var fixes []finding.Fix
 	cands := base.Attributes
 	if t := knownAttrs[attrTable(base)]; t != nil {
 		cands = nil
@@ -201,7 +201,7 @@ func checkMissingAttr(c *checker, e *analysis.Expr, base *val, inspected bool) b
 		fixes = append(fixes, replaceFix("Use ."+best, e.NameRange, best, true))
 	}
 	_ = typeName
-	c.report(e.NameRange, analysis.SeverityError, finding.MissingAttribute, "AttributeError", msg, 0.95, []string{describe(base)}, fixes)
+	c.report(e.NameRange, finding.SeverityError, finding.MissingAttribute, "AttributeError", msg, 0.95, []string{describe(base)}, fixes)
 	return true
 }
 
@@ -290,7 +290,7 @@ func noneAttribute(c *checker, e *analysis.Expr, base *val) {
 	}
 	msg := fmt.Sprintf("%s is None%s, so .%s fails: 'NoneType' object has no attribute '%s'", base.name, why, e.Name, e.Name)
 	n := len(c.findings)
-	c.report(e.NameRange, analysis.SeverityError, finding.NoneAttribute, "AttributeError", msg, 0.95, []string{describe(base)}, nil)
+	c.report(e.NameRange, finding.SeverityError, finding.NoneAttribute, "AttributeError", msg, 0.95, []string{describe(base)}, nil)
 	if base.fromKernel && c.asInspected(e.Value) && c.pristine(e.Range.Start) {
 		c.certainSince(n)
 	}
@@ -316,13 +316,13 @@ func pythonSubscript(c *checker, e *analysis.Expr, base, idx *val) *val {
 			}
 		}
 		msg := fmt.Sprintf("key %s is not in %s (keys: %s)", pyRepr(key), base.name, strings.Join(quoteAllPy(keys, 8), ", "))
-		var fixes []analysis.Fix
+		var fixes []finding.Fix
 		if best, ok := suggest(key, keys); ok {
 			msg += fmt.Sprintf("; did you mean %s?", pyRepr(best))
 			fixes = append(fixes, replaceFix("Use key "+pyRepr(best), e.Index.Range, quoteLike(e.Index.Text, best), true))
 		}
 		n := len(c.findings)
-		c.report(e.Index.Range, analysis.SeverityError, finding.MissingKey, "KeyError", msg, 0.95, []string{describe(base)}, fixes)
+		c.report(e.Index.Range, finding.SeverityError, finding.MissingKey, "KeyError", msg, 0.95, []string{describe(base)}, fixes)
 		if exactType(base, "dict") && c.asInspected(e.Value) && c.pristine(e.Range.Start) {
 			// A plain dict has no __missing__; its keys were listed whole.
 			c.certainSince(n)
@@ -348,7 +348,7 @@ func pythonSubscript(c *checker, e *analysis.Expr, base, idx *val) *val {
 		}
 		if i >= n || i < -n {
 			kind := map[string]string{facts.KindList: "list", facts.KindTuple: "tuple", facts.KindStr: "string"}[base.Kind]
-			c.report(e.Index.Range, analysis.SeverityError, finding.IndexOutOfRange, "IndexError",
+			c.report(e.Index.Range, finding.SeverityError, finding.IndexOutOfRange, "IndexError",
 				fmt.Sprintf("index %d is out of range: %s has %d elements (%s index out of range)", i, base.name, n, kind),
 				0.95, []string{describe(base)}, nil)
 			return nil
@@ -399,7 +399,7 @@ func pythonCall(c *checker, k *callInfo) (*val, bool) {
 			if x.Kind == facts.KindNumpyScalar {
 				t = x.Type
 			}
-			c.report(k.e.Range, analysis.SeverityError, finding.LenOfScalar, "TypeError",
+			c.report(k.e.Range, finding.SeverityError, finding.LenOfScalar, "TypeError",
 				fmt.Sprintf("%s is a single %s, not a collection, so len() fails (object of type '%s' has no len())", x.name, t, t),
 				0.95, []string{describe(x)}, nil)
 			return nil, true
@@ -415,7 +415,7 @@ func pythonCall(c *checker, k *callInfo) (*val, bool) {
 		}
 		n, ok := x.rows()
 		if x.Kind == facts.KindDataFrame || (x.Kind == facts.KindSeries && ok && n != 1) {
-			c.report(k.e.Range, analysis.SeverityError, finding.ScalarConversion, "TypeError",
+			c.report(k.e.Range, finding.SeverityError, finding.ScalarConversion, "TypeError",
 				fmt.Sprintf("%s is a %s of %d values, and %s() takes one number (cannot convert the series to <class '%s'>)", x.name, kindLabel(x), n, name, name),
 				0.93, []string{describe(x)}, nil)
 			return nil, true
@@ -512,7 +512,7 @@ func notCallable(c *checker, k *callInfo) bool {
 	callee := k.e.Value
 	if callee == nil || callee.Kind != analysis.ExprAttribute || k.recv == nil {
 		if k.fn != nil && k.fn.fromKernel && plainData(k.fn.Value) && k.fn.Kind != facts.KindModule {
-			c.report(k.e.Range, analysis.SeverityError, finding.NotCallable, "TypeError",
+			c.report(k.e.Range, finding.SeverityError, finding.NotCallable, "TypeError",
 				fmt.Sprintf("%s is not callable ('%s' object is not callable)", k.fn.name, pyTypeName(k.fn)),
 				0.93, []string{describe(k.fn)}, nil)
 			return true
@@ -526,12 +526,12 @@ func notCallable(c *checker, k *callInfo) bool {
 	if k.recv.Kind == facts.KindTensor && callee.Name == "grad" {
 		return false
 	}
-	var fixes []analysis.Fix
+	var fixes []finding.Fix
 	if len(k.e.Args) == 0 && len(k.e.Keywords) == 0 {
 		// df.shape() -> df.shape
 		fixes = append(fixes, replaceFix("Drop the call parentheses", k.e.Range, callee.Text, true))
 	}
-	c.report(k.e.Range, analysis.SeverityError, finding.NotCallable, "TypeError",
+	c.report(k.e.Range, finding.SeverityError, finding.NotCallable, "TypeError",
 		fmt.Sprintf("%s is a %s, not a method, so calling it fails ('%s' object is not callable)", callee.Text, typ, typ),
 		0.95, []string{describe(k.recv)}, fixes)
 	return true
@@ -560,8 +560,8 @@ func strConcat(c *checker, e *analysis.Expr, a, b *val) bool {
 	if a.Kind != facts.KindStr {
 		msg = fmt.Sprintf("%s is a %s and %s a str: %s + str is a TypeError", otherExpr.Text, t, e.Args[1].Text, t)
 	}
-	c.report(e.Range, analysis.SeverityError, finding.StrConcat, "TypeError", msg, 0.95, []string{describe(other)},
-		[]analysis.Fix{replaceFix("Convert with str()", otherExpr.Range, "str("+otherExpr.Text+")", true)})
+	c.report(e.Range, finding.SeverityError, finding.StrConcat, "TypeError", msg, 0.95, []string{describe(other)},
+		[]finding.Fix{replaceFix("Convert with str()", otherExpr.Range, "str("+otherExpr.Text+")", true)})
 	return true
 }
 

@@ -34,7 +34,7 @@ import (
 //
 // A fix="..." expectation is compared with the first edit of the preferred fix (or of the
 // first fix when none is preferred); `nofix` expects a finding without fixes. `certain`
-// expects a finding certain by construction (analysis.Finding.Certain, which an editor shows
+// expects a finding certain by construction (finding.Finding.Certain, which an editor shows
 // before the shadow run answers); without it the finding must not be certain.
 
 // markerSyntax reads what follows the carets: code, severity, exception, optionally
@@ -42,9 +42,9 @@ import (
 var markerSyntax = markers.New(`(\S+)\s+(\S+)\s+(\S+)(\s+certain)?(?:\s+fix=(".*")|\s+(nofix))?\s*`)
 
 type want struct {
-	rng       analysis.Range
+	rng       finding.Range
 	code      string
-	severity  analysis.Severity
+	severity  finding.Severity
 	exception string
 	fix       *string
 	noFix     bool
@@ -101,7 +101,7 @@ func parseScenario(t *testing.T, path string) *scenario {
 			haveCell = true
 			text, marks := markerSyntax.Parse(string(f.Data))
 			for _, m := range marks {
-				w := want{code: m.Groups[0], severity: analysis.Severity(m.Groups[1]), exception: m.Groups[2], rng: m.Range}
+				w := want{code: m.Groups[0], severity: finding.Severity(m.Groups[1]), exception: m.Groups[2], rng: m.Range}
 				w.certain = m.Groups[3] != ""
 				if m.Groups[4] != "" {
 					s, err := strconv.Unquote(m.Groups[4])
@@ -158,7 +158,7 @@ func envFrom(ins *facts.Inspection) *rules.Env {
 }
 
 // compare checks findings against the scenario's markers, exactly.
-func compare(t *testing.T, sc *scenario, got []analysis.Finding) {
+func compare(t *testing.T, sc *scenario, got []finding.Finding) {
 	t.Helper()
 	used := make([]bool, len(got))
 	for _, w := range sc.want {
@@ -189,7 +189,7 @@ func compare(t *testing.T, sc *scenario, got []analysis.Finding) {
 		if !used[i] {
 			t.Errorf("%s: unexpected finding at %s: %s %s %s: %s %v", sc.path, rangeText(g.Range), g.Code, g.Severity, g.Exception, g.Message, g.Evidence)
 		}
-		if g.Source != analysis.SourceRules || g.Message == "" || len(g.Evidence) == 0 || g.Confidence <= 0 || g.Cell != "cell" {
+		if g.Source != finding.SourceRules || g.Message == "" || len(g.Evidence) == 0 || g.Confidence <= 0 || g.Cell != "cell" {
 			t.Errorf("%s: finding lacks source, message, evidence, confidence or cell: %+v", sc.path, g)
 		}
 		checkRegistered(t, sc.path, g)
@@ -198,7 +198,7 @@ func compare(t *testing.T, sc *scenario, got []analysis.Finding) {
 
 // checkRegistered fails a finding whose code is not registered for the rules layer, or
 // whose exception is not one the registry says the code predicts.
-func checkRegistered(t *testing.T, path string, g analysis.Finding) {
+func checkRegistered(t *testing.T, path string, g finding.Finding) {
 	t.Helper()
 	r, ok := finding.Lookup(g.Code)
 	switch {
@@ -211,7 +211,7 @@ func checkRegistered(t *testing.T, path string, g analysis.Finding) {
 	}
 }
 
-func fixText(f analysis.Finding) (string, bool) {
+func fixText(f finding.Finding) (string, bool) {
 	for _, x := range f.Fixes {
 		if x.Preferred && len(x.Edits) > 0 {
 			return x.Edits[0].NewText, true
@@ -223,7 +223,7 @@ func fixText(f analysis.Finding) (string, bool) {
 	return "", false
 }
 
-func rangeText(r analysis.Range) string {
+func rangeText(r finding.Range) string {
 	return fmt.Sprintf("%d:%d-%d:%d", r.Start.Line, r.Start.Character, r.End.Line, r.End.Character)
 }
 

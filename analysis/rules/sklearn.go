@@ -146,7 +146,7 @@ func sklearnCall(c *checker, k *callInfo) (*val, bool) {
 				na, okA := a.ndim()
 				nb, okB := b.ndim()
 				if cols, ok := a.ncols(); okA && okB && na == 2 && nb == 1 && ok && cols > 1 {
-					c.report(k.e.Args[i].Range, analysis.SeverityError, finding.TargetTypeMismatch, "ValueError",
+					c.report(k.e.Args[i].Range, finding.SeverityError, finding.TargetTypeMismatch, "ValueError",
 						fmt.Sprintf("%s is 2-D with %d columns but %s is 1-D: a classification metric compares one label per sample (Classification metrics can't handle a mix of ... targets)", a.name, cols, b.name),
 						0.93, []string{describe(a), describe(b)}, nil)
 					return nil, true
@@ -154,7 +154,7 @@ func sklearnCall(c *checker, k *callInfo) (*val, bool) {
 			}
 			for i := 0; i < 2; i++ {
 				if x, ok := continuousValue(k.args[i]); ok {
-					c.report(k.e.Args[i].Range, analysis.SeverityError, finding.ContinuousTarget, "ValueError",
+					c.report(k.e.Args[i].Range, finding.SeverityError, finding.ContinuousTarget, "ValueError",
 						fmt.Sprintf("%s holds continuous values such as %s, and classification metrics need class labels (Classification metrics can't handle ... continuous targets); round or threshold the predictions", k.args[i].name, pyRepr(x)),
 						0.9, []string{describe(k.args[i])}, nil)
 					break
@@ -212,14 +212,14 @@ func estimatorMethod(c *checker, k *callInfo, est *val) (*val, bool) {
 			bad = checkLengths(c, k, X, y, xExpr, yExpr)
 			if !bad && known && info.kind == "classifier" {
 				if x, ok := continuousValue(y); ok {
-					c.report(yExpr.Range, analysis.SeverityError, finding.ContinuousTarget, "ValueError",
+					c.report(yExpr.Range, finding.SeverityError, finding.ContinuousTarget, "ValueError",
 						fmt.Sprintf("%s holds continuous values such as %s, but %s is a classifier (Unknown label type: 'continuous'); use a regressor or bin the target", y.name, pyRepr(x), e.Class),
 						0.93, []string{describe(y)}, nil)
 					bad = true
 				}
 			}
 			if !bad && known && info.kind != "transformer" && info.kind != "label" && y != nil && hasNaN(y) {
-				c.report(yExpr.Range, analysis.SeverityError, finding.NaNInput, "ValueError",
+				c.report(yExpr.Range, finding.SeverityError, finding.NaNInput, "ValueError",
 					fmt.Sprintf("%s contains NaN, and %s cannot learn from missing targets (Input y contains NaN)", y.name, e.Class),
 					0.93, []string{describe(y)}, nil)
 				bad = true
@@ -351,16 +351,16 @@ func labelsOut(X *val, k *callInfo) *val {
 func reportNotFitted(c *checker, k *callInfo, est *val) {
 	class := est.Estimator.Class
 	msg := fmt.Sprintf("%s (%s) is not fitted yet, so .%s() raises NotFittedError; call %s.fit(...) first", est.name, class, k.method, est.name)
-	var fixes []analysis.Fix
+	var fixes []finding.Fix
 	if name := k.recvName(); name != "" {
 		if args := trainingArgs(c, k, class); args != "" {
 			at := c.stmt.Range.Start
-			fixes = append(fixes, analysis.Fix{Title: fmt.Sprintf("Fit %s on %s first", name, args),
-				Edits: []analysis.Edit{{Range: analysis.Range{Start: at, End: at},
+			fixes = append(fixes, finding.Fix{Title: fmt.Sprintf("Fit %s on %s first", name, args),
+				Edits: []finding.Edit{{Range: finding.Range{Start: at, End: at},
 					NewText: name + ".fit(" + args + ")\n" + strings.Repeat(" ", at.Character)}}})
 		}
 	}
-	c.report(k.e.Value.NameRange, analysis.SeverityError, finding.NotFitted, "NotFittedError", msg, 0.97,
+	c.report(k.e.Value.NameRange, finding.SeverityError, finding.NotFitted, "NotFittedError", msg, 0.97,
 		[]string{describe(est)}, fixes)
 }
 

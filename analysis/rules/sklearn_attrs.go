@@ -29,7 +29,7 @@ func sklearnAttrRule(c *checker, e *analysis.Expr, base *val) {
 			return
 		}
 		why := fmt.Sprintf("%s has no %s", est.Class, e.Name)
-		var fixes []analysis.Fix
+		var fixes []finding.Fix
 		if (est.Class == "SVC" || est.Class == "NuSVC") && e.Name != "decision_function" {
 			why = fmt.Sprintf("%s only has %s when built with probability=True", est.Class, e.Name)
 		}
@@ -40,12 +40,12 @@ func sklearnAttrRule(c *checker, e *analysis.Expr, base *val) {
 		if e.Name == "predict_proba" {
 			fixes = append(fixes, replaceFix("Use predict", e.NameRange, "predict", false))
 		}
-		c.report(e.NameRange, analysis.SeverityError, code, "AttributeError", why+", so "+e.Text+" raises AttributeError",
+		c.report(e.NameRange, finding.SeverityError, code, "AttributeError", why+", so "+e.Text+" raises AttributeError",
 			0.95, []string{describe(base), "methods: " + strings.Join(est.Methods, ", ")}, fixes)
 		return
 	}
 	if !est.Fitted && !est.FittedUnknown && strings.HasSuffix(e.Name, "_") && !strings.HasPrefix(e.Name, "_") && est.Class != "Pipeline" {
-		c.report(e.NameRange, analysis.SeverityError, finding.NotFitted, "AttributeError",
+		c.report(e.NameRange, finding.SeverityError, finding.NotFitted, "AttributeError",
 			fmt.Sprintf("%s is not fitted, so it has no %s yet ('%s' object has no attribute '%s')", base.name, e.Name, est.Class, e.Name),
 			0.93, []string{describe(base)}, nil)
 	}

@@ -26,7 +26,7 @@ func checkInput(c *checker, k *callInfo, est *val, info estInfo, known bool, X *
 	}
 	if known && !info.strOK {
 		if cols, sample := nonNumericColumns(X); len(cols) > 0 {
-			c.report(xExpr.Range, analysis.SeverityError, finding.StringInput, "ValueError",
+			c.report(xExpr.Range, finding.SeverityError, finding.StringInput, "ValueError",
 				fmt.Sprintf("%s holds text (%s, e.g. %q), and %s needs numbers (could not convert string to float: %q); encode it first (get_dummies, OneHotEncoder, LabelEncoder)",
 					X.name, strings.Join(cols, ", "), sample, class, sample),
 				0.95, []string{describe(X)}, nil)
@@ -34,14 +34,14 @@ func checkInput(c *checker, k *callInfo, est *val, info estInfo, known bool, X *
 		}
 	}
 	if known && !info.strOK && likelyText(X) {
-		c.report(xExpr.Range, analysis.SeverityWarning, finding.StringInput, "ValueError",
+		c.report(xExpr.Range, finding.SeverityWarning, finding.StringInput, "ValueError",
 			fmt.Sprintf("%s holds Python strings (dtype object), and %s needs numbers: unless every string is a number, fit/predict raises (could not convert string to float)", X.name, class),
 			0.75, []string{describe(X) + ", element types: str"}, nil)
 		return true
 	}
 	if known && !info.oneD {
 		if nd, ok := X.ndim(); ok && nd == 1 && (X.Kind == facts.KindSeries || X.Kind == facts.KindNDArray) {
-			var fixes []analysis.Fix
+			var fixes []finding.Fix
 			if xExpr.Kind == analysis.ExprSubscript && xExpr.Index != nil && xExpr.Index.Kind == analysis.ExprConst {
 				fixes = append(fixes, replaceFix("Select a one-column DataFrame", xExpr.Index.Range, "["+xExpr.Index.Text+"]", true))
 			} else if X.Kind == facts.KindSeries {
@@ -49,7 +49,7 @@ func checkInput(c *checker, k *callInfo, est *val, info estInfo, known bool, X *
 			} else {
 				fixes = append(fixes, replaceFix("Reshape to one column", xExpr.Range, xExpr.Text+".reshape(-1, 1)", true))
 			}
-			c.report(xExpr.Range, analysis.SeverityError, finding.Input1D, "ValueError",
+			c.report(xExpr.Range, finding.SeverityError, finding.Input1D, "ValueError",
 				fmt.Sprintf("%s is 1-D, but %s.%s expects a 2-D array of samples × features (Expected 2D array, got 1D array instead)", X.name, class, k.method),
 				0.95, []string{describe(X)}, fixes)
 			return true
@@ -57,9 +57,9 @@ func checkInput(c *checker, k *callInfo, est *val, info estInfo, known bool, X *
 	}
 	if known && !info.oneD {
 		if nd, ok := X.ndim(); ok && nd > 2 && X.Kind == facts.KindNDArray {
-			c.report(xExpr.Range, analysis.SeverityError, finding.NdimMismatch, "ValueError",
+			c.report(xExpr.Range, finding.SeverityError, finding.NdimMismatch, "ValueError",
 				fmt.Sprintf("%s is %d-D, but %s expects a 2-D array of samples × features (Found array with dim %d); flatten it with .reshape(len(%s), -1)", X.name, nd, class, nd, xExpr.Text),
-				0.95, []string{describe(X)}, []analysis.Fix{replaceFix("Flatten to 2-D", xExpr.Range, xExpr.Text+".reshape(len("+xExpr.Text+"), -1)", false)})
+				0.95, []string{describe(X)}, []finding.Fix{replaceFix("Flatten to 2-D", xExpr.Range, xExpr.Text+".reshape(len("+xExpr.Text+"), -1)", false)})
 			return true
 		}
 	}
@@ -72,14 +72,14 @@ func checkInput(c *checker, k *callInfo, est *val, info estInfo, known bool, X *
 		if cols := nanColumns(X); len(cols) > 0 {
 			what = "NaN in " + strings.Join(cols, ", ")
 		}
-		c.report(xExpr.Range, analysis.SeverityError, finding.NaNInput, "ValueError",
+		c.report(xExpr.Range, finding.SeverityError, finding.NaNInput, "ValueError",
 			fmt.Sprintf("%s contains %s, and %s does not accept missing values (Input X contains NaN); impute or drop them first", X.name, what, class),
 			0.95, []string{describe(X)}, nil)
 		return true
 	}
 	if !fitting && e.Fitted && e.NFeaturesIn != nil {
 		if n, ok := X.ncols(); ok && n != *e.NFeaturesIn {
-			c.report(xExpr.Range, analysis.SeverityError, finding.FeatureCountMismatch, "ValueError",
+			c.report(xExpr.Range, finding.SeverityError, finding.FeatureCountMismatch, "ValueError",
 				fmt.Sprintf("%s has %d features, but %s was fitted on %d (X has %d features, but %s is expecting %d features as input)",
 					X.name, n, est.name, *e.NFeaturesIn, n, class, *e.NFeaturesIn),
 				0.96, []string{describe(X), describe(est)}, nil)
@@ -88,7 +88,7 @@ func checkInput(c *checker, k *callInfo, est *val, info estInfo, known bool, X *
 	}
 	if fitting {
 		if n, ok := X.rows(); ok && n == 0 {
-			c.report(xExpr.Range, analysis.SeverityError, finding.EmptyInput, "ValueError",
+			c.report(xExpr.Range, finding.SeverityError, finding.EmptyInput, "ValueError",
 				fmt.Sprintf("%s has no rows, so %s.%s fails (Found array with 0 sample(s))", X.name, class, k.method),
 				0.93, []string{describe(X)}, nil)
 			return true
@@ -124,10 +124,10 @@ func checkFeatureNames(c *checker, k *callInfo, est *val, X *val, xExpr *analysi
 		if strings.Join(names, "\x00") == strings.Join(fit, "\x00") {
 			return false
 		}
-		c.report(xExpr.Range, analysis.SeverityError, finding.FeatureNamesMismatch, "ValueError",
+		c.report(xExpr.Range, finding.SeverityError, finding.FeatureNamesMismatch, "ValueError",
 			fmt.Sprintf("%s has the fitted feature names in a different order (Feature names must be in the same order as they were in fit)", X.name),
 			0.95, []string{describe(X), describe(est)},
-			[]analysis.Fix{replaceFix("Reorder the columns as in fit", xExpr.Range, xExpr.Text+"["+k.recvText()+".feature_names_in_]", true)})
+			[]finding.Fix{replaceFix("Reorder the columns as in fit", xExpr.Range, xExpr.Text+"["+k.recvText()+".feature_names_in_]", true)})
 		return true
 	}
 	msg := fmt.Sprintf("%s's columns differ from those %s was fitted on", X.name, est.name)
@@ -142,7 +142,7 @@ func checkFeatureNames(c *checker, k *callInfo, est *val, X *val, xExpr *analysi
 	msg += " (The feature names should match those that were passed during fit)"
 	fix := replaceFix("Align the columns with those seen at fit (missing ones filled with 0)", xExpr.Range,
 		xExpr.Text+".reindex(columns="+k.recvText()+".feature_names_in_, fill_value=0)", false)
-	c.report(xExpr.Range, analysis.SeverityError, finding.FeatureNamesMismatch, "ValueError", msg, 0.96, ev, []analysis.Fix{fix})
+	c.report(xExpr.Range, finding.SeverityError, finding.FeatureNamesMismatch, "ValueError", msg, 0.96, ev, []finding.Fix{fix})
 	return true
 }
 
@@ -195,7 +195,7 @@ func checkLengths(c *checker, k *callInfo, X, y *val, xExpr, yExpr *analysis.Exp
 	if !ok1 || !ok2 || nx == ny || X.Kind == facts.KindDict || y.Kind == facts.KindDict {
 		return false
 	}
-	c.report(k.e.Range, analysis.SeverityError, finding.LengthMismatch, "ValueError",
+	c.report(k.e.Range, finding.SeverityError, finding.LengthMismatch, "ValueError",
 		fmt.Sprintf("%s has %d samples but %s has %d (Found input variables with inconsistent numbers of samples: [%d, %d])", X.name, nx, y.name, ny, nx, ny),
 		0.95, []string{describe(X), describe(y)}, nil)
 	return true

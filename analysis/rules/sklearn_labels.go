@@ -79,7 +79,7 @@ func checkUnseenLabels(c *checker, k *callInfo, est *val, X *val, xExpr *analysi
 	for _, cl := range classes {
 		cls = append(cls, pyRepr(cl))
 	}
-	c.report(xExpr.Range, analysis.SeverityError, finding.UnseenLabel, "ValueError",
+	c.report(xExpr.Range, finding.SeverityError, finding.UnseenLabel, "ValueError",
 		fmt.Sprintf("%s contains labels %s was not fitted on: %s (y contains previously unseen labels)", X.name, est.name, strings.Join(unseen, ", ")),
 		0.95, []string{describe(X), fmt.Sprintf("%s.classes_: %s", est.name, strings.Join(cls, ", "))}, nil)
 }

@@ -68,7 +68,7 @@ func checkParams(c *checker, k *callInfo, est *val) bool {
 	if penalty == "elasticnet" || penalty == "none" {
 		fix = "saga"
 	}
-	c.report(k.e.Value.NameRange, analysis.SeverityError, finding.InvalidParam, "ValueError",
+	c.report(k.e.Value.NameRange, finding.SeverityError, finding.InvalidParam, "ValueError",
 		fmt.Sprintf("%s: %s, so fit raises ValueError; use solver='%s'", est.name, why, fix),
 		0.95, []string{describe(est) + fmt.Sprintf(", penalty=%s, solver=%s", pyRepr(penalty), pyRepr(solver))}, nil)
 	return true

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/finding"
 )
@@ -28,7 +27,7 @@ func trainTestSplit(c *checker, k *callInfo) *val {
 	}
 	if len(arrays) > 0 {
 		if n, ok := arrays[0].rows(); ok && n == 0 {
-			c.report(k.e.Range, analysis.SeverityError, finding.EmptyInput, "ValueError",
+			c.report(k.e.Range, finding.SeverityError, finding.EmptyInput, "ValueError",
 				fmt.Sprintf("%s has no rows, so train_test_split cannot make a non-empty train set (With n_samples=0 ... the resulting train set will be empty)", arrays[0].name),
 				0.95, []string{describe(arrays[0])}, nil)
 			return nil

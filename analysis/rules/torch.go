@@ -337,10 +337,10 @@ func tensorFrom(c *checker, k *callInfo, fn string) *val {
 		shape = append([]int(nil), x.Shape...)
 		dt = tdtype(x.Dtype)
 		if isObjectDtype(x.Dtype) && fn != "FloatTensor" {
-			c.report(k.e.Range, analysis.SeverityError, finding.DtypeMismatch, "TypeError",
+			c.report(k.e.Range, finding.SeverityError, finding.DtypeMismatch, "TypeError",
 				fmt.Sprintf("%s is an object array (mixed or string values), which torch cannot turn into a tensor (can't convert np.ndarray of type numpy.object_)", x.name),
 				0.93, []string{describe(x)},
-				[]analysis.Fix{replaceFix("Convert to float32 first", k.e.Args[0].Range, k.e.Args[0].Text+".astype(np.float32)", false)})
+				[]finding.Fix{replaceFix("Convert to float32 first", k.e.Args[0].Range, k.e.Args[0].Text+".astype(np.float32)", false)})
 			return nil
 		}
 	case facts.KindDataFrame, facts.KindSeries:

@@ -29,12 +29,12 @@ func deviceExpr(c *checker, dev string) string {
 }
 
 // reportDevice reports an operation between tensors on different devices.
-func reportDevice(c *checker, r analysis.Range, a, b *val, bExpr *analysis.Expr) {
-	var fixes []analysis.Fix
+func reportDevice(c *checker, r finding.Range, a, b *val, bExpr *analysis.Expr) {
+	var fixes []finding.Fix
 	if bExpr != nil {
 		fixes = append(fixes, replaceFix("Move "+b.name+" to "+a.Device, bExpr.Range, bExpr.Text+".to("+deviceExpr(c, a.Device)+")", true))
 	}
-	c.report(r, analysis.SeverityError, finding.DeviceMismatch, "RuntimeError",
+	c.report(r, finding.SeverityError, finding.DeviceMismatch, "RuntimeError",
 		fmt.Sprintf("%s is on %s and %s is on %s (Expected all tensors to be on the same device)", a.name, a.Device, b.name, b.Device),
 		0.93, []string{describe(a), describe(b)}, fixes)
 }

@@ -38,7 +38,7 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 		fix := replaceFix("Move the input to the model's device", xExpr.Range, xExpr.Text+".to("+deviceExpr(c, dev)+")", true)
 		reportModule(c, exact, xExpr.Range, 0.93, finding.DeviceMismatch, "RuntimeError",
 			fmt.Sprintf("%s is on %s but %s's parameters are on %s (Expected all tensors to be on the same device)", x.name, x.Device, m.name, dev),
-			[]string{describe(x), describe(m)}, []analysis.Fix{fix})
+			[]string{describe(x), describe(m)}, []finding.Fix{fix})
 		return nil
 	}
 	// dtype: float64 (or integer) input into float32 weights
@@ -48,7 +48,7 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 	}
 	if mdt != "" && x.Dtype != "" && tdtype(mdt) != tdtype(x.Dtype) && (first.Class == "Linear" || strings.HasPrefix(first.Class, "Conv")) {
 		conv := map[string]string{"torch.float32": ".float()", "torch.float64": ".double()", "torch.float16": ".half()"}[tdtype(mdt)]
-		var fixes []analysis.Fix
+		var fixes []finding.Fix
 		if conv != "" {
 			fixes = append(fixes, replaceFix("Convert the input with "+conv, xExpr.Range, xExpr.Text+conv, true))
 		}
@@ -64,7 +64,7 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 	if first.Class == "Embedding" && x.Dtype != "" && isFloatT(x.Dtype) {
 		reportModule(c, exact, xExpr.Range, 0.9, finding.DtypeMismatch, "RuntimeError",
 			fmt.Sprintf("%s has dtype %s, but an Embedding takes integer indices (Long or Int)", x.name, tdtype(x.Dtype)),
-			[]string{describe(x), describe(m)}, []analysis.Fix{replaceFix("Convert indices with .long()", xExpr.Range, xExpr.Text+".long()", true)})
+			[]string{describe(x), describe(m)}, []finding.Fix{replaceFix("Convert indices with .long()", xExpr.Range, xExpr.Text+".long()", true)})
 		return nil
 	}
 	shape := append([]int(nil), x.Shape...)
@@ -131,7 +131,7 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 				if len(shape) == spatial+2 && shape[len(shape)-1] == *l.InChannels && i == 0 {
 					perm := channelsFirst(spatial)
 					hint = "; the channels look last: move them to dimension 1 with " + perm
-					fixes = []analysis.Fix{replaceFix("Move the channels first with "+perm, xExpr.Range, xExpr.Text+perm, true)}
+					fixes = []finding.Fix{replaceFix("Move the channels first with "+perm, xExpr.Range, xExpr.Text+perm, true)}
 				}
 				reportModule(c, exact, xExpr.Range, 0.95, finding.ConvInChannels, "RuntimeError",
 					fmt.Sprintf("%s's %s expects %d input channels, but %s has %d at dimension %d (shape %s)%s",
@@ -204,12 +204,12 @@ func moduleCall(c *checker, k *callInfo, m *val) *val {
 // of known layers or a bare layer runs its registered layers in order on the input: a custom
 // nn.Module's forward may view, flatten, permute, convert or move the input before its first
 // registered layer, so there the finding is only an information hint that predicts no crash.
-func reportModule(c *checker, exact bool, r analysis.Range, conf float64, code, exc, msg string, evidence []string, fixes []analysis.Fix) {
+func reportModule(c *checker, exact bool, r finding.Range, conf float64, code, exc, msg string, evidence []string, fixes []finding.Fix) {
 	if exact {
-		c.report(r, analysis.SeverityError, code, exc, msg, conf, evidence, fixes)
+		c.report(r, finding.SeverityError, code, exc, msg, conf, evidence, fixes)
 		return
 	}
-	c.report(r, analysis.SeverityInfo, code, "",
+	c.report(r, finding.SeverityInfo, code, "",
 		"if forward() passes the input to its first registered layer unchanged: "+msg+" (this module has its own forward, which may reshape the input first)",
 		0.4, evidence, fixes)
 }
@@ -253,7 +253,7 @@ func containsInt(xs []int, n int) bool {
 
 // layerArgFix rewrites argument pos (or keyword kw) of layer i's constructor to n, when the
 // layer was built in this cell and the argument is an integer literal.
-func layerArgFix(m *val, i, pos int, kw string, n int) []analysis.Fix {
+func layerArgFix(m *val, i, pos int, kw string, n int) []finding.Fix {
 	if i < 0 || i >= len(m.layerCtors) || m.layerCtors[i] == nil || n < 0 {
 		return nil
 	}
@@ -268,7 +268,7 @@ func layerArgFix(m *val, i, pos int, kw string, n int) []analysis.Fix {
 	if _, isInt := a.Const.(int64); !isInt {
 		return nil
 	}
-	return []analysis.Fix{replaceFix(fmt.Sprintf("Set %s to %d", kw, n), a.Range, itoa(n), true)}
+	return []finding.Fix{replaceFix(fmt.Sprintf("Set %s to %d", kw, n), a.Range, itoa(n), true)}
 }
 
 var passThrough = set("ReLU", "Sigmoid", "Tanh", "Dropout", "LeakyReLU", "GELU", "Softmax", "LogSoftmax",

@@ -3,7 +3,6 @@ package rules
 import (
 	"fmt"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/finding"
 )
@@ -118,10 +117,10 @@ func tensorMethod(c *checker, k *callInfo, t *val) (*val, bool) {
 	case "view":
 		if t.Contiguous != nil && !*t.Contiguous {
 			rr := k.e.Value.NameRange
-			c.report(rr, analysis.SeverityError, finding.ViewNonContiguous, "RuntimeError",
+			c.report(rr, finding.SeverityError, finding.ViewNonContiguous, "RuntimeError",
 				fmt.Sprintf("%s is not contiguous in memory (after a transpose/permute), so .view() fails (view size is not compatible with input tensor's size and stride); use .reshape() or call .contiguous() first", t.name),
 				0.9, []string{describe(t)},
-				[]analysis.Fix{replaceFix("Use .reshape()", rr, "reshape", true),
+				[]finding.Fix{replaceFix("Use .reshape()", rr, "reshape", true),
 					replaceFix("Call .contiguous() first", rr, "contiguous().view", false)})
 			return nil, true
 		}
@@ -135,7 +134,7 @@ func tensorMethod(c *checker, k *callInfo, t *val) (*val, bool) {
 		if k.has(-1, "dim") {
 			if ax, ok := constInt(k.kw["dim"]); ok {
 				if nd, known := t.ndim(); known && (ax >= nd || ax < -nd) {
-					c.report(k.argExpr(-1, "dim").Range, analysis.SeverityError, finding.AxisOutOfRange, "IndexError",
+					c.report(k.argExpr(-1, "dim").Range, finding.SeverityError, finding.AxisOutOfRange, "IndexError",
 						fmt.Sprintf("dim %d is out of range for %s, which has %d dimension(s) (Dimension out of range)", ax, t.name, nd),
 						0.95, []string{describe(t)}, nil)
 					return nil, true
@@ -163,21 +162,21 @@ func tensorMethod(c *checker, k *callInfo, t *val) (*val, bool) {
 	case "backward", "item":
 		if s, ok := t.shapeKnown(); ok && product(s) != 1 && len(k.e.Args) == 0 && len(k.e.Keywords) == 0 {
 			if k.method == "backward" {
-				c.report(k.e.Value.NameRange, analysis.SeverityError, finding.NonScalar, "RuntimeError",
+				c.report(k.e.Value.NameRange, finding.SeverityError, finding.NonScalar, "RuntimeError",
 					fmt.Sprintf("%s has shape %s, and backward() without a gradient needs a single value (grad can be implicitly created only for scalar outputs); reduce it first, e.g. .mean()", t.name, shapeTuple(s)),
-					0.93, []string{describe(t)}, []analysis.Fix{replaceFix("Reduce to a scalar first", k.e.Value.NameRange, "mean().backward", false)})
+					0.93, []string{describe(t)}, []finding.Fix{replaceFix("Reduce to a scalar first", k.e.Value.NameRange, "mean().backward", false)})
 			} else {
-				c.report(k.e.Value.NameRange, analysis.SeverityError, finding.NonScalar, "ValueError",
+				c.report(k.e.Value.NameRange, finding.SeverityError, finding.NonScalar, "ValueError",
 					fmt.Sprintf("%s has %d elements, and .item() needs exactly one (only one element tensors can be converted to Python scalars)", t.name, product(s)),
-					0.93, []string{describe(t)}, []analysis.Fix{replaceFix("Convert to a list", k.e.Value.NameRange, "tolist", false)})
+					0.93, []string{describe(t)}, []finding.Fix{replaceFix("Convert to a list", k.e.Value.NameRange, "tolist", false)})
 			}
 		}
 		return nil, true
 	case "numpy":
 		if deviceKind(t.Device) == "cuda" {
-			c.report(k.e.Value.NameRange, analysis.SeverityError, finding.DeviceMismatch, "TypeError",
+			c.report(k.e.Value.NameRange, finding.SeverityError, finding.DeviceMismatch, "TypeError",
 				fmt.Sprintf("%s lives on %s; .numpy() needs a CPU tensor (can't convert cuda tensor to numpy); call .cpu() first", t.name, t.Device),
-				0.93, []string{describe(t)}, []analysis.Fix{replaceFix("Move to CPU first", k.e.Value.NameRange, "cpu().numpy", true)})
+				0.93, []string{describe(t)}, []finding.Fix{replaceFix("Move to CPU first", k.e.Value.NameRange, "cpu().numpy", true)})
 			return nil, true
 		}
 		n := toNumpy(t, k.e.Text)

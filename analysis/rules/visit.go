@@ -35,7 +35,7 @@ func (c *checker) visit(e *analysis.Expr) *val {
 	case analysis.ExprName:
 		v = c.lookup(e.Name)
 		if at, gone := c.deleted[e.Name]; gone {
-			c.report(e.Range, analysis.SeverityError, finding.UndefinedName, "NameError",
+			c.report(e.Range, finding.SeverityError, finding.UndefinedName, "NameError",
 				fmt.Sprintf("name '%s' is not defined: the cell deleted it on line %d", e.Name, at.Start.Line+1),
 				0.95, []string{fmt.Sprintf("del %s on line %d", e.Name, at.Start.Line+1)}, nil)
 		}
@@ -282,7 +282,7 @@ func (c *checker) subscript(e *analysis.Expr, base, idx *val) *val {
 	}
 	if base.isNone() {
 		n := len(c.findings)
-		c.report(e.Range, analysis.SeverityError, finding.NoneSubscript, "TypeError",
+		c.report(e.Range, finding.SeverityError, finding.NoneSubscript, "TypeError",
 			base.name+" is None, so "+e.Text+" fails: 'NoneType' object is not subscriptable",
 			0.95, []string{describe(base)}, nil)
 		if base.fromKernel && c.asInspected(e.Value) && c.pristine(e.Range.Start) {
@@ -293,7 +293,7 @@ func (c *checker) subscript(e *analysis.Expr, base, idx *val) *val {
 	switch base.Kind {
 	case facts.KindInt, facts.KindFloat, facts.KindBool:
 		t := map[string]string{facts.KindInt: "int", facts.KindFloat: "float", facts.KindBool: "bool"}[base.Kind]
-		c.report(e.Range, analysis.SeverityError, finding.NotSubscriptable, "TypeError",
+		c.report(e.Range, finding.SeverityError, finding.NotSubscriptable, "TypeError",
 			fmt.Sprintf("%s is a single %s, so %s fails ('%s' object is not subscriptable)", base.name, t, e.Text, t),
 			0.95, []string{describe(base)}, nil)
 		return nil

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // Limits keep one inspector round trip small.
@@ -32,7 +33,7 @@ func Wanted(cf *analysis.CellFacts) []string {
 			names = append(names, u.Name)
 		}
 	}
-	firstDef := map[string]analysis.Position{}
+	firstDef := map[string]finding.Position{}
 	for _, d := range cf.Defs {
 		if _, ok := firstDef[d.Name]; !ok {
 			firstDef[d.Name] = d.Range.Start

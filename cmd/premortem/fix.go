@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/analysis/repair"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/internal/report"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/notebook"
@@ -25,8 +25,8 @@ func init() {
 // appliedFix is one fix `premortem fix` applied (or would apply).
 type appliedFix struct {
 	cell    int // the crashing cell (0-based)
-	finding analysis.Finding
-	fix     analysis.Fix
+	finding finding.Finding
+	fix     finding.Fix
 	edited  []int // cells whose text changed
 }
 
@@ -142,10 +142,10 @@ func applyVerified(rep *judge.Report) (applied []appliedFix, unfixed []int) {
 }
 
 // topVerified returns the first crash finding with a verified fix, and that fix.
-func topVerified(v *judge.CellVerdict) (*analysis.Finding, *analysis.Fix) {
+func topVerified(v *judge.CellVerdict) (*finding.Finding, *finding.Fix) {
 	for i := range v.Findings {
 		f := &v.Findings[i]
-		if f.Exception == "" || (f.Severity != analysis.SeverityError && f.Severity != analysis.SeverityWarning) {
+		if f.Exception == "" || (f.Severity != finding.SeverityError && f.Severity != finding.SeverityWarning) {
 			continue
 		}
 		for j := range f.Fixes {

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/internal/testkit/python"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/llm"
@@ -280,8 +280,8 @@ func TestEvalJudgeSettingsUseTheRunner(t *testing.T) {
 		}
 		v := &judge.CellVerdict{Verdict: judge.VerdictOK}
 		if strings.HasSuffix(path, "buggy.ipynb") {
-			v = &judge.CellVerdict{Verdict: judge.VerdictCrash, Findings: []analysis.Finding{{Source: analysis.SourceShadow, Exception: "ValueError",
-				Range: analysis.Range{Start: analysis.Position{Line: 0}}}}}
+			v = &judge.CellVerdict{Verdict: judge.VerdictCrash, Findings: []finding.Finding{{Source: finding.SourceShadow, Exception: "ValueError",
+				Range: finding.Range{Start: finding.Position{Line: 0}}}}}
 		}
 		return &judge.Report{Cells: []*judge.CellVerdict{v}}, nil
 	}

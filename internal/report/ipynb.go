@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/notebook"
 )
@@ -38,7 +39,7 @@ func newIpynbLocator(rep *judge.Report) *ipynbLocator {
 }
 
 // region converts a cell-relative range to a region of the notebook file, or nil.
-func (l *ipynbLocator) region(cell int, r analysis.Range) *sarifRegion {
+func (l *ipynbLocator) region(cell int, r finding.Range) *sarifRegion {
 	if l == nil || cell < 0 || cell >= len(l.cells) || l.cells[cell].parts == nil {
 		return nil
 	}
@@ -176,7 +177,7 @@ func openingQuote(raw []byte, end int) int {
 }
 
 // place returns the 1-based line and UTF-16 column in the file of a cell position.
-func (c cellSource) place(raw []byte, p analysis.Position) (int, int, bool) {
+func (c cellSource) place(raw []byte, p finding.Position) (int, int, bool) {
 	text := c.text()
 	off, ok := offsetIn(text, p.Line, p.Character)
 	if !ok {

@@ -3,7 +3,7 @@ package report
 import (
 	"testing"
 
-	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // TestLocateSources places cell positions in the raw .ipynb, whatever the writer's escaping
@@ -44,12 +44,12 @@ func TestLocateSources(t *testing.T) {
 		{3, 0, 11, 13, 50}, // the [ after `"😀"; d`: the emoji is two UTF-16 units in cell and file alike
 	}
 	for _, tt := range tests {
-		l, c, ok := cells[tt.cell].place(raw, analysis.Position{Line: tt.line, Character: tt.char})
+		l, c, ok := cells[tt.cell].place(raw, finding.Position{Line: tt.line, Character: tt.char})
 		if !ok || l != tt.wantL || c != tt.wantCol {
 			t.Errorf("cell %d %d:%d -> %d:%d (%v), want %d:%d", tt.cell, tt.line, tt.char, l, c, ok, tt.wantL, tt.wantCol)
 		}
 	}
-	if _, _, ok := cells[1].place(raw, analysis.Position{Line: 5, Character: 0}); ok {
+	if _, _, ok := cells[1].place(raw, finding.Position{Line: 5, Character: 0}); ok {
 		t.Error("a line past the cell was placed")
 	}
 	if locateSources([]byte(`[1, 2]`)) != nil || locateSources([]byte(`{"cells": 3}`)) != nil {

@@ -9,7 +9,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/judge"
 )
 
@@ -31,7 +31,7 @@ func Write(w io.Writer, rep *judge.Report, format, version string) error {
 }
 
 // EditCell is the 0-based notebook index of the cell an edit applies to.
-func EditCell(rep *judge.Report, finding int, e analysis.Edit) int {
+func EditCell(rep *judge.Report, finding int, e finding.Edit) int {
 	if e.Cell == "" || rep.Source == nil {
 		return finding
 	}
@@ -43,7 +43,7 @@ func EditCell(rep *judge.Report, finding int, e analysis.Edit) int {
 
 // preferredFix is the fix a report shows: the preferred one (the best verified fix when
 // verification ran), else the first.
-func preferredFix(f analysis.Finding) *analysis.Fix {
+func preferredFix(f finding.Finding) *finding.Fix {
 	for i := range f.Fixes {
 		if f.Fixes[i].Preferred {
 			return &f.Fixes[i]

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/notebook"
@@ -31,18 +30,18 @@ func testReport(t *testing.T) *judge.Report {
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	age := analysis.Range{Start: analysis.Position{Line: 1, Character: 7}, End: analysis.Position{Line: 1, Character: 12}}
-	fix := analysis.Fix{Title: "Keep column 'Age' (verified: the cell runs)", Verified: true, Preferred: true, Edits: []analysis.Edit{{
-		Cell: "c0", Range: analysis.Range{Start: analysis.Position{Character: 31}, End: analysis.Position{Character: 37}}, NewText: `"age"`,
+	age := finding.Range{Start: finding.Position{Line: 1, Character: 7}, End: finding.Position{Line: 1, Character: 12}}
+	fix := finding.Fix{Title: "Keep column 'Age' (verified: the cell runs)", Verified: true, Preferred: true, Edits: []finding.Edit{{
+		Cell: "c0", Range: finding.Range{Start: finding.Position{Character: 31}, End: finding.Position{Character: 37}}, NewText: `"age"`,
 	}}}
 	return &judge.Report{
 		Notebook: path, KernelName: "python3", Source: nb, Replayed: 1,
 		Cells: []*judge.CellVerdict{
-			{Index: 1, CellID: "c1", Verdict: judge.VerdictCrash, Confidence: 0.987, Findings: []analysis.Finding{{
-				Cell: "c1", Source: analysis.SourceShadow, Severity: analysis.SeverityError, Code: "missing-column",
+			{Index: 1, CellID: "c1", Verdict: judge.VerdictCrash, Confidence: 0.987, Findings: []finding.Finding{{
+				Cell: "c1", Source: finding.SourceShadow, Severity: finding.SeverityError, Code: "missing-column",
 				Exception: "KeyError", Message: "column 'age' is not in df", Range: age,
-				Evidence: []string{"shadow run: KeyError at line 2"}, Fixes: []analysis.Fix{fix}, Confidence: 0.95,
-				Related: []finding.Related{{Cell: "c0", Range: analysis.Range{End: analysis.Position{Character: 5}}, Message: "renamed in cell 1"}},
+				Evidence: []string{"shadow run: KeyError at line 2"}, Fixes: []finding.Fix{fix}, Confidence: 0.95,
+				Related: []finding.Related{{Cell: "c0", Range: finding.Range{End: finding.Position{Character: 5}}, Message: "renamed in cell 1"}},
 			}}},
 			{Index: 2, CellID: "c2", Verdict: judge.VerdictUnknown, Reason: "the shadow run timed out"},
 		},

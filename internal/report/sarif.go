@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/judge"
 )
@@ -130,7 +129,7 @@ func SARIF(w io.Writer, rep *judge.Report, version string) error {
 	for _, c := range rep.Cells {
 		cellName := fmt.Sprintf("cell %d", c.Index+1)
 		for _, f := range c.Findings {
-			level := map[analysis.Severity]string{analysis.SeverityError: "error", analysis.SeverityWarning: "warning"}[f.Severity]
+			level := map[finding.Severity]string{finding.SeverityError: "error", finding.SeverityWarning: "warning"}[f.Severity]
 			if level == "" {
 				level = "note"
 			}
@@ -158,7 +157,7 @@ func SARIF(w io.Writer, rep *judge.Report, version string) error {
 		}
 		// A note, so CI sees that the cell was not proven either way (never an alarm).
 		cellName := fmt.Sprintf("cell %d", c.Index+1)
-		first := analysis.Range{End: analysis.Position{Character: 1}}
+		first := finding.Range{End: finding.Position{Character: 1}}
 		results = append(results, sarifResult{
 			RuleID: finding.OutcomeUnknown, RuleIndex: unknownRule, Level: "note",
 			Message: sarifMessage{Text: fmt.Sprintf("%s: outcome unknown: %s", cellName, firstNonEmpty(c.Reason, "no layer could tell"))},
@@ -198,8 +197,8 @@ func jsonStringBody(text string) string {
 // verified, the preferred fix as before (a rule's fix with the shadow layer off). Each edit
 // becomes a replacement in the .ipynb file, in the cell it edits (an earlier cell
 // included); a fix with an edit that cannot be placed in one JSON string is left out.
-func sarifFixes(rep *judge.Report, loc *ipynbLocator, cell int, f analysis.Finding) []sarifFix {
-	var fixes []*analysis.Fix
+func sarifFixes(rep *judge.Report, loc *ipynbLocator, cell int, f finding.Finding) []sarifFix {
+	var fixes []*finding.Fix
 	for i := range f.Fixes {
 		if f.Fixes[i].Verified {
 			fixes = append(fixes, &f.Fixes[i])

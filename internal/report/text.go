@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/judge"
 )
 
@@ -83,7 +84,7 @@ func Text(w io.Writer, rep *judge.Report) error {
 
 // fixPreview shows the lines a fix changes as they would read after it, "-"/"+" style; nil
 // when the edits do not apply cleanly to the cell (they always should).
-func fixPreview(lines []string, fix *analysis.Fix) []string {
+func fixPreview(lines []string, fix *finding.Fix) []string {
 	if len(fix.Edits) == 0 {
 		return nil
 	}
@@ -97,7 +98,7 @@ func fixPreview(lines []string, fix *analysis.Fix) []string {
 	}
 	before := strings.Join(lines[first:last+1], "\n")
 	// Apply from the end so earlier offsets stay valid.
-	edits := append([]analysis.Edit(nil), fix.Edits...)
+	edits := append([]finding.Edit(nil), fix.Edits...)
 	sort.Slice(edits, func(i, j int) bool { return edits[j].Range.Start.Before(edits[i].Range.Start) })
 	after := before
 	for _, e := range edits {
@@ -130,7 +131,7 @@ func verdictWord(v string) string {
 
 // caret marks the range under the line; columns are UTF-16 units, so count runes with
 // surrogate pairs as two.
-func caret(line string, r analysis.Range) string {
+func caret(line string, r finding.Range) string {
 	start, end := r.Start.Character, r.End.Character
 	if r.End.Line != r.Start.Line {
 		end = analysis.UTF16Len(line)
