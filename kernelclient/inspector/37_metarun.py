@@ -220,7 +220,12 @@ def _meta_crash(e):
         msg = str(e)
     except BaseException:
         msg = ""
-    if "meta" in msg and "meta" not in (st.get("code") or ""):
+    import re
+
+    # The word, as torch names the device ("from meta tensor", "at meta"): not a substring
+    # of a user's own name ('metadata', 'meta_score') a helper's KeyError carries.
+    word = re.compile(r"\bmeta\b")
+    if word.search(msg) and not word.search(st.get("code") or ""):
         # torch's own code met a stand-in where it needs the real tensor ("Can not infer
         # total number of classes from meta tensor", an RNN's "... at meta and ... at cpu"):
         # the run says nothing of the real one, so the outcome is unknown, never this error
