@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -277,6 +279,42 @@ func TestKilledMidRequest(t *testing.T) {
 	}
 	if st := l.State(); st != StateDead {
 		t.Fatalf("state %s", st)
+	}
+}
+
+// TestKilledWithForkedChild: a kernel killed while a child it forked without exec lives
+// (multiprocessing's fork workers, a shadow child before it closed its descriptors) counts
+// as exited when its process is reaped, although the child still holds the kernel's copy of
+// its stderr pipe; the child goes with the kernel's process group.
+func TestKilledWithForkedChild(t *testing.T) {
+	l := launch(t, LaunchOptions{})
+	ctx := ctxT(t, 60*time.Second)
+	res, err := l.Execute(ctx, "import os, time\npid = os.fork()\nif pid == 0:\n    time.sleep(120)\n    os._exit(0)\nprint(pid)")
+	if err != nil || res.Status != "ok" {
+		t.Fatalf("execute: %v %+v", err, res)
+	}
+	child, err := strconv.Atoi(strings.TrimSpace(res.Stdout))
+	if err != nil {
+		t.Fatalf("child pid %q: %v", res.Stdout, err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
+	if err := l.Cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-l.Exited():
+	case <-time.After(15 * time.Second):
+		t.Fatal("Exited not closed 15 s after the kernel was killed: the forked child's stderr holds it")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(child, 0) == nil {
+		if st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child)); strings.Contains(string(st), ") Z ") {
+			break // killed, waiting for init to reap it
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the kernel's forked child %d outlived it", child)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 

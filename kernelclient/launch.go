@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -41,12 +42,16 @@ type Launched struct {
 	ConnectionFile string
 	Cmd            *exec.Cmd
 
-	tmpDir   string
-	exited   chan struct{}
-	waitErr  error
-	stderr   *boundedBuffer
-	shutOnce sync.Once
-	shutErr  error
+	tmpDir  string
+	exited  chan struct{}
+	waitErr error
+	stderr  *boundedBuffer
+	// stderrR is the read end of the kernel's stderr pipe; stderrDone is closed when its
+	// copy into stderr ended.
+	stderrR    *os.File
+	stderrDone chan struct{}
+	shutOnce   sync.Once
+	shutErr    error
 }
 
 // Launch starts a kernel from a kernelspec, writes its connection file (ports from the OS, a
@@ -139,7 +144,6 @@ func launchOnce(ctx context.Context, spec KernelSpec, specArgv []string, opts La
 	}
 	cmd.Env = append(cmd.Env, opts.Env...)
 	cmd.Stdout = nil
-	cmd.Stderr = l.stderr
 	setProcessGroup(cmd)
 	if err := l.start(cmd); err != nil {
 		l.cleanup()
@@ -165,6 +169,7 @@ func launchOnce(ctx context.Context, spec KernelSpec, specArgv []string, opts La
 		}
 		select {
 		case <-l.exited:
+			l.settleStderr(time.Second)
 			l.cleanup()
 			clash := strings.Contains(l.stderr.String(), "Address already in use")
 			return nil, clash, fmt.Errorf("launch kernel %s: the kernel exited at startup (%v): %s", spec.Name, l.waitErr, l.stderr.String())
@@ -182,16 +187,36 @@ func launchOnce(ctx context.Context, spec KernelSpec, specArgv []string, opts La
 // that goroutine, locked to its OS thread until the kernel has exited: Linux delivers the
 // kernel's death signal when the thread that forked it exits, and Go ends threads when it
 // likes unless a goroutine holds them.
+//
+// The kernel's stderr is a pipe premortem reads itself, not an io.Writer the exec package
+// copies: exec.Cmd.Wait waits for every holder of such a pipe to close it, and the kernel's
+// children hold it (a subprocess a cell started, a shadow child forked before it closed its
+// descriptors). A killed kernel must count as exited when its process is reaped, whatever
+// it left behind.
 func (l *Launched) start(cmd *exec.Cmd) error {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("kernel stderr: %w", err)
+	}
+	cmd.Stderr = w
+	l.stderrR, l.stderrDone = r, make(chan struct{})
 	started := make(chan error, 1)
 	go func() {
 		// Never unlocked: when this goroutine returns the thread ends with it, and by then
 		// the kernel is gone.
 		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
+		err := cmd.Start()
+		w.Close()
+		if err != nil {
+			r.Close()
+			close(l.stderrDone)
 			started <- err
 			return
 		}
+		go func() {
+			_, _ = io.Copy(l.stderr, r)
+			close(l.stderrDone)
+		}()
 		pid := cmd.Process.Pid
 		rp := startReaper(pid)
 		l.Cmd = cmd
@@ -318,7 +343,27 @@ func (l *Launched) signal(sig os.Signal) error {
 	return nil
 }
 
+// settleStderr waits up to d for the kernel's stderr to be read to its end (what a kernel
+// that failed at startup printed last); a descendant may hold the pipe open longer.
+func (l *Launched) settleStderr(d time.Duration) {
+	if l.stderrDone == nil {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-l.stderrDone:
+	case <-t.C:
+	}
+}
+
 func (l *Launched) cleanup() {
+	if l.stderrR != nil {
+		// What the kernel printed before it exited is read; a process that escaped the
+		// group sweep (its own session) must not keep a descriptor and a goroutine here.
+		l.settleStderr(500 * time.Millisecond)
+		l.stderrR.Close()
+	}
 	if l.ConnectionFile != "" {
 		os.Remove(l.ConnectionFile)
 	}

@@ -71,6 +71,10 @@ type slowCheck struct {
 	// (the kernel, its child, the reaper).
 	kernel int
 	family []int
+	// done is closed when cmd.Wait returned, with waitErr: Wait may be called only once,
+	// and the cleanup of a failed test must not block behind the wait that failed it.
+	done    chan struct{}
+	waitErr error
 }
 
 type slowOptions struct {
@@ -112,17 +116,26 @@ func startSlowCheck(t *testing.T, bin string, o slowOptions) *slowCheck {
 		c.cmd.Stdout = c.stdout
 	}
 	c.cmd.Stderr = c.stderr
+	// A process that outlives premortem holding its stdout or stderr (the failure some of
+	// these tests look for) must not hold the test too: Wait gives up on the pipes.
+	c.cmd.WaitDelay = 5 * time.Second
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	c.done = make(chan struct{})
+	go func() { c.waitErr = c.cmd.Wait(); close(c.done) }()
 	t.Cleanup(func() {
 		// A failed test must not leave its own processes either.
-		for _, pid := range append(c.family, c.cmd.Process.Pid) {
+		for _, pid := range append(append(c.family, marked(tmp)...), c.cmd.Process.Pid) {
 			if alive(pid) {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
-		_ = c.cmd.Wait()
+		select {
+		case <-c.done:
+		case <-time.After(30 * time.Second):
+			t.Errorf("premortem (pid %d) still not reaped 30 s after SIGKILL", c.cmd.Process.Pid)
+		}
 	})
 	deadline := time.Now().Add(90 * time.Second)
 	for {
@@ -155,17 +168,15 @@ func startSlowCheck(t *testing.T, bin string, o slowOptions) *slowCheck {
 // wait waits for premortem to exit and returns how it ended.
 func (c *slowCheck) wait(t *testing.T) *os.ProcessState {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- c.cmd.Wait() }()
 	select {
-	case err := <-done:
+	case <-c.done:
 		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
+		if err := c.waitErr; err != nil && !errors.As(err, &ee) {
 			t.Fatalf("wait: %v", err)
 		}
 		return c.cmd.ProcessState
 	case <-time.After(30 * time.Second):
-		t.Fatalf("premortem did not exit within 30 s; stderr:\n%s", c.stderr.String())
+		t.Fatalf("premortem did not exit within 30 s; processes of the check %v; stderr:\n%s", describe(marked(c.marker)), c.stderr.String())
 		return nil
 	}
 }
@@ -321,6 +332,15 @@ func TestCheckKernelKilled(t *testing.T) {
 			c.assertNothingLeft(t)
 		})
 	}
+}
+
+// describe names processes by pid and command line.
+func describe(pids []int) []string {
+	var out []string
+	for _, pid := range pids {
+		out = append(out, fmt.Sprintf("%d %s", pid, cmdline(pid)))
+	}
+	return out
 }
 
 // marked lists the live processes whose command line contains s.

@@ -465,6 +465,35 @@ def _ro(lib, target):
         pass
 
 
+def _die_with(parent_pid=None, alive_fd=None):
+    """A forked child: killed when its parent dies (PR_SET_PDEATHSIG), and gone at once if the
+    parent died before the signal was armed (between fork and prctl the child is an orphan
+    nothing kills: a kernel killed at that moment left a shadow child running the cell, in its
+    own session, holding the kernel's copy of premortem's stderr). The parent is checked by
+    pid (parent_pid, taken before the fork) or, for pid 1 of a new PID namespace whose parent
+    is out of sight (getppid() is 0), by the end of a pipe only the parent holds open
+    (alive_fd: end of file there means the parent is gone)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+    except BaseException:
+        pass
+    if parent_pid is not None and os.getppid() != parent_pid:
+        os._exit(70)
+    if alive_fd is not None:
+        import select
+
+        try:
+            readable, _, _ = select.select([alive_fd], [], [], 0)
+        except (OSError, ValueError):
+            readable = [alive_fd]
+        if readable:  # the parent never writes: readable is end of file
+            os._exit(70)
+
+
 def _relay(pid):
     """C after forking G: wait for G and end the same way (the parent reads C's status)."""
     import signal

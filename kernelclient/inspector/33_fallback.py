@@ -517,10 +517,12 @@ def _probe(sandbox):
 
     rfd, wfd = os.pipe()
     old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    kernel = os.getpid()
     try:
         pid = os.fork()
         if pid == 0:
             try:
+                _die_with(parent_pid=kernel)
                 os.close(rfd)
                 null = os.open(os.devnull, os.O_RDWR)
                 for fd in (0, 1, 2):

@@ -98,20 +98,10 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
     import gc
 
     gc.disable()
-    parent = os.getppid()
     try:
         os.setsid()
     except BaseException:
         pass
-    if sys.platform.startswith("linux"):
-        try:  # die with the kernel (a restart must not leave a looping child behind)
-            import ctypes
-
-            ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
-            if os.getppid() != parent:
-                os._exit(0)
-        except BaseException:
-            pass
     try:
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
     except BaseException:

@@ -197,6 +197,7 @@ def _fork_child(token, code, cell_code, lmap, timeout, trace, max_memory, sh, co
 
     rfd, wfd = os.pipe()
     old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    kernel = os.getpid()
     tf = time.perf_counter()
     try:
         pid = os.fork()
@@ -207,6 +208,9 @@ def _fork_child(token, code, cell_code, lmap, timeout, trace, max_memory, sh, co
         raise
     if pid == 0:  # child: never returns
         try:
+            # first of all: a kernel killed from here on takes the child with it (a restart
+            # must not leave a looping child behind)
+            _die_with(parent_pid=kernel)
             os.close(rfd)
             if isinstance(cell_code, _Deferred):
                 cell_code, is_async = cell_code.compile_or_report(wfd, code, lmap)

@@ -234,5 +234,71 @@ def sleepers():
     return out
 
 
+class DieWithTest(unittest.TestCase):
+    """_die_with: a child whose parent died between fork and the death signal's arming is
+    an orphan nothing kills; it must end at once, however it checks its parent (by pid, or
+    by a pipe only the parent holds, for pid 1 of a new PID namespace)."""
+
+    def orphan_survives(self, by_pipe):
+        import select
+        import time
+
+        r, w = os.pipe()
+        mid = os.fork()
+        if mid == 0:  # P: forks Q and dies before Q arms its death signal
+            try:
+                os.close(r)
+                alive_r, alive_w = os.pipe()
+                me = os.getpid()
+                if os.fork() == 0:
+                    os.close(alive_w)
+                    while os.getppid() == me:  # P is gone
+                        time.sleep(0.005)
+                    if by_pipe:
+                        M._die_with(alive_fd=alive_r)
+                    else:
+                        M._die_with(parent_pid=me)
+                    os.write(w, b"survived")
+                    os._exit(0)
+            finally:
+                os._exit(0)
+        os.close(w)
+        os.waitpid(mid, 0)
+        out = b""
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([r], [], [], 0.5)
+            if ready:
+                b = os.read(r, 64)
+                if not b:
+                    break
+                out += b
+        os.close(r)
+        return out
+
+    def test_orphan_by_pid(self):
+        self.assertEqual(self.orphan_survives(False), b"")
+
+    def test_orphan_by_pipe(self):
+        self.assertEqual(self.orphan_survives(True), b"")
+
+    def test_parent_alive(self):
+        r, w = os.pipe()
+        me = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(r)
+                M._die_with(parent_pid=me)
+                os.write(w, b"alive")
+            finally:
+                os._exit(0)
+        os.close(w)
+        out = os.read(r, 64)
+        os.close(r)
+        os.waitpid(pid, 0)
+        self.assertEqual(out, b"alive")
+
+
 if __name__ == "__main__":
     unittest.main(module=THIS, verbosity=2)

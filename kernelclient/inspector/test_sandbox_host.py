@@ -79,7 +79,9 @@ class HostTest(unittest.TestCase):
     def setUpClass(cls):
         SH.run_cell(SETUP, store_history=True).raise_error()
         cls.probe = __import__("json").loads(repr(M.sandbox_probe()))
-        cls.tag = "premortem-probe-%s" % uuid.uuid4().hex[:8]
+        # not "premortem-probe": kernelclient's sandbox test, which go test may run at the same
+        # time, watches /dev/shm for that name and ignores this prefix
+        cls.tag = "premortem-hosttest-%s" % uuid.uuid4().hex[:8]
 
     def setUp(self):
         if self.probe["sandbox"] != "namespaces":
