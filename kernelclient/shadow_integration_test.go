@@ -388,3 +388,22 @@ func running(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && len(s) > i+2 && s[i+2] != 'Z'
 }
+
+// TestShadowAfterOpenMP: a kernel that ran an OpenMP parallel region (histogram boosting,
+// xgboost) before the fork. GNU libgomp has no fork handler, so the child's next parallel
+// region waited for pool threads it does not have until the time limit: every later cell
+// that fitted such a model was "timed out". The cell now runs in a fresh thread of the
+// child, which gets a pool of its own. (torch is not imported: its import hides the hang.)
+func TestShadowAfterOpenMP(t *testing.T) {
+	python.Require(t, "sklearn")
+	l := launch(t, LaunchOptions{})
+	ctx := ctxT(t, 2*time.Minute)
+	mustExecute(t, ctx, l, "import numpy as np\nfrom sklearn.ensemble import HistGradientBoostingClassifier\n"+
+		"X = np.random.RandomState(0).rand(5000, 6); y = (X[:, 0] > .5).astype(int)\n"+
+		"HistGradientBoostingClassifier(max_iter=5).fit(X, y)")
+	r := runShadow(t, ctx, l, "m = HistGradientBoostingClassifier(max_iter=5).fit(X, y)\np = m.predict(X[:, :5])",
+		ShadowOptions{Timeout: 20 * time.Second, Trace: true})
+	if r.Status != facts.ShadowError || r.Exception != "ValueError" || r.Line != 2 {
+		t.Fatalf("want the ValueError at line 2 (5 features for 6), got %s %s line %d: %s", r.Status, r.Exception, r.Line, r.Reason)
+	}
+}

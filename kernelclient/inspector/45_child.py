@@ -45,6 +45,136 @@ def _limits(timeout, max_memory):
         pass
 
 
+def _gomp_loaded():
+    """Whether GNU OpenMP (libgomp) is loaded: xgboost, scikit-learn's histogram boosting,
+    k-means and many compiled extensions use it. libgomp has no fork handler: a thread that
+    ran a parallel region before the fork keeps a pool whose threads the child does not
+    have, and its next parallel region waits for them forever."""
+    try:
+        with open("/proc/self/maps", "rb") as f:
+            return b"libgomp" in f.read()
+    except BaseException:
+        return False
+
+
+def _in_fresh_thread(fn, ns):
+    """Runs fn in a new thread and raises what it raised. A new thread has no OpenMP pool,
+    so libgomp builds one with live threads: a parallel region the kernel's main thread
+    used before the fork runs in the child instead of hanging. The timeout (SIGALRM's
+    default action, RLIMIT_CPU) is the process's and still holds.
+
+    Signal handlers can only be set in the main thread, so while the cell runs the main
+    thread serves the cell's signal.signal calls; a handler's exception (a TimeoutError of
+    an alarm) is raised in the cell's thread, as it would be in the kernel's."""
+    import queue
+    import signal
+    import threading
+
+    box = []
+    carry = _thread_state()
+    calls = queue.SimpleQueue()
+    main = threading.get_ident()
+    real = signal.signal
+
+    def body():
+        try:
+            for restore in carry:
+                restore()
+            fn()
+        except BaseException as e:  # handed to the caller with its traceback
+            box.append(e)
+
+    def proxy(signalnum, handler):
+        if threading.get_ident() == main:
+            return real(signalnum, handler)
+        done, out = threading.Event(), []
+
+        def call():
+            try:
+                out.append((True, real(signalnum, handler)))
+            except BaseException as e:
+                out.append((False, e))
+            done.set()
+
+        calls.put(call)
+        done.wait()
+        ok, v = out[0]
+        if ok:
+            return v
+        raise v
+
+    proxy.__wrapped__ = real
+    signal.signal = proxy
+    bound = []
+    try:
+        for k, v in list(ns.items()):
+            if v is real:
+                ns[k] = proxy  # from signal import signal, in an earlier cell
+                bound.append(k)
+    except BaseException:
+        pass
+    try:
+        t = threading.Thread(target=body, name="premortem-shadow-cell", daemon=True)
+        t.start()
+    except RuntimeError:
+        signal.signal = real
+        for k in bound:
+            ns[k] = real
+        return fn()  # no thread could start (a limit): the main thread runs it
+    while t.is_alive():
+        try:
+            try:
+                call = calls.get(timeout=0.02)
+            except queue.Empty:
+                continue
+            call()
+        except BaseException as e:  # a handler the cell set raised here, in the main thread
+            _raise_in(t, e)
+    t.join()
+    if box:
+        raise box[0]
+
+
+def _raise_in(thread, e):
+    """Raises e's type in thread at its next bytecode (what a signal handler's exception
+    does to the main thread a cell runs in)."""
+    import ctypes
+
+    try:
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(type(e)))
+    except BaseException:
+        pass
+
+
+def _thread_state():
+    """The kernel thread's thread-local settings a cell may depend on, as functions that
+    set them again in another thread: torch's grad mode (torch.set_grad_enabled(False) in an
+    earlier cell), numpy's error state (np.seterr(all='raise')) and the decimal context."""
+    out = []
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            grad = bool(torch.is_grad_enabled())
+            out.append(lambda: torch.set_grad_enabled(grad))
+        except BaseException:
+            pass
+    np = sys.modules.get("numpy")
+    if np is not None:
+        try:
+            err, call = np.geterr(), np.geterrcall()
+            out.append(lambda: (np.seterr(**err), np.seterrcall(call)))
+        except BaseException:
+            pass
+    dec = sys.modules.get("decimal")
+    if dec is not None:
+        try:
+            ctx = dec.getcontext().copy()
+            out.append(lambda: dec.setcontext(ctx))
+        except BaseException:
+            pass
+    return out
+
+
 def _is_memory_error(e):
     if isinstance(e, MemoryError):
         return True
@@ -162,23 +292,31 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
                 raise ShadowRefusal(why)
         if trace:
             tracer = _Tracer(cell_code, lmap)
-            sys.settrace(tracer.global_trace)
-        try:
-            if is_async:
-                import asyncio
 
-                try:
-                    asyncio.events._set_running_loop(None)
-                except BaseException:
-                    pass
-                coro = eval(cell_code, ns)
-                if coro is not None:
-                    loop = asyncio.new_event_loop()
-                    loop.run_until_complete(coro)
-            else:
-                exec(cell_code, ns)
-        finally:
-            sys.settrace(None)
+        def run_cell():
+            if tracer is not None:
+                sys.settrace(tracer.global_trace)
+            try:
+                if is_async:
+                    import asyncio
+
+                    try:
+                        asyncio.events._set_running_loop(None)
+                    except BaseException:
+                        pass
+                    coro = eval(cell_code, ns)
+                    if coro is not None:
+                        loop = asyncio.new_event_loop()
+                        loop.run_until_complete(coro)
+                else:
+                    exec(cell_code, ns)
+            finally:
+                sys.settrace(None)
+
+        if _gomp_loaded():
+            _in_fresh_thread(run_cell, ns)
+        else:
+            run_cell()
     except ShadowRefusal:
         pass
     except BaseException as e:

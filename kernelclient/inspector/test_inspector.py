@@ -432,6 +432,33 @@ class ShadowTest(unittest.TestCase):
                 out[name] = f.read()
         return out
 
+    @unittest.skipUnless(has("sklearn"), "needs scikit-learn")
+    def test_openmp_used_before_the_fork(self):
+        # The kernel ran an OpenMP parallel region (histogram boosting) before the fork:
+        # libgomp has no fork handler, and the child's next parallel region used to wait
+        # for pool threads it does not have, until the time limit.
+        SH.run_cell("from sklearn.ensemble import HistGradientBoostingClassifier as _HGB\n"
+                    "_Xo = np.random.RandomState(0).rand(3000, 5); _yo = (_Xo[:, 0] > .5).astype(int)\n"
+                    "_HGB(max_iter=3).fit(_Xo, _yo)", store_history=False).raise_error()
+        t = time.monotonic()
+        r = shadow("m_o = _HGB(max_iter=3).fit(_Xo, _yo)\np_o = m_o.predict(_Xo[:, :4])", timeout=20)
+        self.assertEqual((r["status"], r.get("exception"), r.get("line")), ("error", "ValueError", 2), r)
+        self.assertLess(time.monotonic() - t, 15, "the child hung in OpenMP")
+        # thread-local settings of the kernel's thread hold in the child's cell
+        SH.run_cell("_err_o = np.seterr(all='raise')", store_history=False).raise_error()
+        try:
+            r = shadow("q_o = np.float64(1.0) / np.float64(0.0)", trace=False)
+            self.assertEqual((r["status"], r.get("exception")), ("error", "FloatingPointError"), r)
+        finally:
+            SH.run_cell("np.seterr(**_err_o)", store_history=False).raise_error()
+        if has("torch"):
+            SH.run_cell("import torch as _to\n_to.set_grad_enabled(False)", store_history=False).raise_error()
+            try:
+                r = shadow("assert not _to.is_grad_enabled()", trace=False)
+                self.assertEqual(r["status"], "ok", r)
+            finally:
+                SH.run_cell("_to.set_grad_enabled(True)", store_history=False).raise_error()
+
     def test_error_line_and_trace(self):
         r = shadow("x = 1\ny = df['Nope']\nz = 2")
         self.assertEqual((r["status"], r["exception"], r["line"]), ("error", "KeyError", 2))
