@@ -164,9 +164,31 @@ type DevRun struct {
 	// Library lists the library calls whose work was shortened ("GridSearchCV.fit: 1 of 24
 	// candidates, cv=2"); any makes Shortened true (kernelclient/inspector/23_devlib.py).
 	Library []string `json:"library,omitempty"`
+	// LibraryUnsure says why a clean run with that shortening does not stand for the full
+	// run (a search with error_score='raise' skipped candidates, warnings raised as errors,
+	// a loop of the cell started after the shortened work); empty when it does.
+	LibraryUnsure []string `json:"library_unsure,omitempty"`
 	// FullSize, on a likely crash, is the crash line run again with the loops' products at
 	// the sizes extrapolated to the full run (kernelclient/inspector/22_devsize.py).
 	FullSize *DevFullSize `json:"full_size,omitempty"`
+}
+
+// LibraryOnly reports whether the run shortened only the library's work, through the
+// table whose entries keep the structure of what they produce (fitted features, classes,
+// output shapes, columns, dtypes), with no loop of the cell cut short and nothing that
+// makes the full work riskier than the shortened one. A clean run of that kind stands for
+// the full run as far as structure goes; loops cut short never do (a later iteration may
+// meet the bad row or the partial last batch).
+func (d *DevRun) LibraryOnly() bool {
+	if d == nil || !d.Shortened || len(d.Library) == 0 || len(d.LibraryUnsure) > 0 || d.Error != "" {
+		return false
+	}
+	for _, l := range d.Loops {
+		if l.Shortened {
+			return false
+		}
+	}
+	return true
 }
 
 // Verdicts of DevFullSize: the crash happens again at full sizes, the line runs clean at

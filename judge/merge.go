@@ -27,10 +27,18 @@ type Layers struct {
 }
 
 // CleanShadow reports whether a shadow run proves the cell runs: it finished without an
-// exception and no loop was shortened (a fast dev run that cut a loop proves nothing).
+// exception and no loop was shortened (a fast dev run that cut a loop proves nothing). A
+// run that shortened only the library's work through the structure-keeping table counts
+// (facts.DevRun.LibraryOnly), at a lower confidence: a crash after that work is taken as
+// the full run's, and so is its absence.
 func CleanShadow(r *facts.ShadowResult) bool {
-	return r != nil && r.Status == facts.ShadowOK && (r.DevRun == nil || !r.DevRun.Shortened) && !MetaUsed(r)
+	return r != nil && r.Status == facts.ShadowOK && (r.DevRun == nil || !r.DevRun.Shortened || r.DevRun.LibraryOnly()) && !MetaUsed(r)
 }
+
+// DevRunLibraryOKConfidence is the confidence of "no crash" from a clean run whose library
+// work was shortened: the structure later lines read is the full run's, their values are
+// not (a score, an argmax), so it is below a whole run's.
+const DevRunLibraryOKConfidence = 0.85
 
 // Merge combines the layers into one verdict. A crash confirmed by the shadow run outranks
 // every prediction; a rule finding on the same line is folded into it (the rule knows the
@@ -239,6 +247,8 @@ func verdictOf(fs []finding.Finding, l Layers) (string, float64) {
 	switch {
 	case crash:
 		return VerdictCrash, best
+	case CleanShadow(l.Shadow) && l.Shadow.DevRun != nil && l.Shadow.DevRun.Shortened:
+		return VerdictOK, DevRunLibraryOKConfidence
 	case CleanShadow(l.Shadow):
 		return VerdictOK, 0.97
 	}
@@ -267,6 +277,9 @@ func UnknownReason(l Layers) string {
 		}
 		if r.DevRun != nil && r.DevRun.Shortened {
 			why := shortenedWhat(r.DevRun) + " and ran clean (" + loopSummary(r.DevRun) + ")"
+			if u := r.DevRun.LibraryUnsure; len(u) > 0 {
+				why += "; that does not stand for the full run: " + strings.Join(u, "; ")
+			}
 			for _, n := range r.Notes {
 				if strings.Contains(n, "did not finish") || strings.Contains(n, "goes on in the background") {
 					why += "; " + n

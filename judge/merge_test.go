@@ -269,3 +269,52 @@ func TestFoldSameCrashKeepsEvidence(t *testing.T) {
 		t.Errorf("Merge changed its input: %+v", rules)
 	}
 }
+
+// TestMergeLibraryShortened: a clean fast dev run that shortened only library work through
+// the structure-keeping table stands as "no crash" at a lower confidence and dismisses
+// crash predictions, as a whole clean run does; with a loop of the cell cut, or a reason
+// why the full work could fail where the shortened work did not, it proves nothing.
+func TestMergeLibraryShortened(t *testing.T) {
+	lib := []string{"GridSearchCV.fit: 1 of 12 candidates, cv 5 -> 2"}
+	rule := mkFinding(finding.SourceRules, finding.SeverityError, "missing-attribute", "AttributeError", 2, 0, 3)
+	for _, tc := range []struct {
+		name       string
+		dev        *facts.DevRun
+		verdict    string
+		conf       float64
+		findings   int
+		wantReason string
+	}{
+		{"library only", &facts.DevRun{Cap: 3, Shortened: true, Library: lib}, VerdictOK, DevRunLibraryOKConfidence, 0, ""},
+		{"library only, a loop within the cap", &facts.DevRun{Cap: 3, Shortened: true, Library: lib,
+			Loops: []facts.DevLoop{{Line: 1, Kind: "for", Entries: 1, Ran: 2}}}, VerdictOK, DevRunLibraryOKConfidence, 0, ""},
+		{"library and a loop cut", &facts.DevRun{Cap: 3, Shortened: true, Library: lib, Loops: shortLoop.Loops},
+			VerdictCrash, 0.9, 1, ""},
+		{"library, unsure", &facts.DevRun{Cap: 3, Shortened: true, Library: lib,
+			LibraryUnsure: []string{"GridSearchCV has error_score='raise' and the candidates it skipped were never fitted"}},
+			VerdictCrash, 0.9, 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := Layers{Rules: []finding.Finding{rule}, RuntimeChecked: true, Shadow: &facts.ShadowResult{Status: facts.ShadowOK, DevRun: tc.dev}}
+			v := Merge("c", 0, l)
+			if v.Verdict != tc.verdict || v.Confidence != tc.conf || len(v.Findings) != tc.findings {
+				t.Fatalf("got %s %.2f with %d findings, want %s %.2f with %d", v.Verdict, v.Confidence, len(v.Findings), tc.verdict, tc.conf, tc.findings)
+			}
+			// without the rule's prediction, what remains is the shadow run's own answer
+			l.Rules = nil
+			v = Merge("c", 0, l)
+			if tc.verdict == VerdictOK {
+				if v.Verdict != VerdictOK {
+					t.Fatalf("no rule: got %s, want ok", v.Verdict)
+				}
+				return
+			}
+			if v.Verdict != VerdictUnknown {
+				t.Fatalf("no rule: got %s, want unknown", v.Verdict)
+			}
+			if u := tc.dev.LibraryUnsure; len(u) > 0 && !strings.Contains(v.Reason, u[0]) {
+				t.Errorf("reason %q does not say why the clean run does not stand: %q", v.Reason, u[0])
+			}
+		})
+	}
+}

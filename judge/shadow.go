@@ -150,7 +150,11 @@ func ShadowFindings(cellID, text string, cf *analysis.CellFacts, r *facts.Shadow
 		}
 		return []finding.Finding{f}, notes
 	case facts.ShadowOK:
-		if d := r.DevRun; d != nil && d.Shortened {
+		if d := r.DevRun; d != nil && d.LibraryOnly() {
+			notes = append([]string{fmt.Sprintf("fast dev run: the library's work was shortened (%s) and the cell ran clean; "+
+				"what the shortened calls produce has the full calls' structure (fitted features, classes, shapes, columns, dtypes), "+
+				"so the lines after them meet what the full run gives them, except for values (a score, a prediction)", strings.Join(d.Library, "; "))}, notes...)
+		} else if d != nil && d.Shortened {
 			notes = append([]string{fmt.Sprintf("%s and ran clean (%s): no crash in the shortened run; the full run's outcome is unknown", shortenedWhat(d), loopSummary(d))}, notes...)
 		}
 		return nil, notes

@@ -270,6 +270,9 @@ func (s *Server) explicitShadow(ctx context.Context, a *attachment, uri string) 
 	case r == nil:
 		return "", errors.New("the shadow run failed; see the premortem log")
 	}
+	if r.Status == "ok" && r.DevRun.LibraryOnly() {
+		return "ran clean with the library's work shortened (fast dev run: " + strings.Join(r.DevRun.Library, "; ") + "); the full run did not finish", nil
+	}
 	if r.Status == "ok" && r.DevRun != nil && r.DevRun.Shortened {
 		return "ran clean with its loops shortened (fast dev run); the full run did not finish", nil
 	}

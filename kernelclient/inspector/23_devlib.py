@@ -75,11 +75,36 @@ _DL_TABLE = [
 _DL_CALLS = frozenset(["fit", "fit_transform", "fit_predict", "cross_val_score", "cross_validate", "cross_val_predict",
                        "train"])
 
-_DL = {"on": False, "records": {}, "crashed_in": None, "depth": 0, "patched": set(), "orig": {}}
+_DL = {"on": False, "records": {}, "crashed_in": None, "depth": 0, "patched": set(), "orig": {}, "unsure": []}
 
 
 def _dl_note(key):
     _DL["records"][key] = _DL["records"].get(key, 0) + 1
+
+
+def _dl_unsure(why):
+    """Notes that a clean run with this shortening does not stand for the full run: the full
+    work has chances to fail that the shortened one skipped (other candidates that raise,
+    warnings raised as errors, loops over what the work produced)."""
+    if why not in _DL["unsure"] and len(_DL["unsure"]) < 6:
+        _DL["unsure"].append(why)
+
+
+def _dl_warnings_raise():
+    """Whether a warning a fit may emit (ConvergenceWarning, FitFailedWarning, a fold's
+    UserWarning) is raised as an error: the shortened run hides or skips those warnings."""
+    import warnings
+
+    for f in warnings.filters:
+        try:
+            if f[0] != "error":
+                continue
+            if issubclass(UserWarning, f[2]) or f[2].__name__ in ("ConvergenceWarning", "FitFailedWarning",
+                                                                  "UndefinedMetricWarning"):
+                return True
+        except BaseException:
+            continue
+    return False
 
 
 def _dl_records():
@@ -95,6 +120,8 @@ def _dl_guarded(desc, short, full):
     """Runs short(); an exception inside it counts only if full() raises it too (then the
     full call's exception propagates). desc is what was shortened."""
     _DL["depth"] += 1
+    if _DL["depth"] == 1 and _dl_warnings_raise():
+        _dl_unsure("warnings are raised as errors, and the shortened work does not emit the full work's warnings")
     try:
         try:
             return short()
@@ -209,12 +236,16 @@ def _dl_wrap_search(cls, entry):
                 what.append("1 of %d candidates" % self.n_iter)
             cv, how = _dl_cv_short(getattr(self, "cv", None))
             if how:
+                if not _dl_full_splits_ok(self.cv, getattr(self, "estimator", None), args, kwargs):
+                    return orig(self, *args, **kwargs)  # the full run's folds fail: it raises at once
                 saved["cv"] = self.cv
                 what.append(how)
         except BaseException:
             return orig(self, *args, **kwargs)
         if not saved:
             return orig(self, *args, **kwargs)
+        if ("param_grid" in saved or "n_iter" in saved) and getattr(self, "error_score", None) == "raise":
+            _dl_unsure("%s has error_score='raise' and the candidates it skipped were never fitted" % name)
 
         def short():
             if "param_grid" in saved:
@@ -250,6 +281,9 @@ def _dl_wrap_func(fn, entry):
         try:
             if entry["kind"] == "cv":
                 kw["cv"], how = _dl_cv_short(kwargs.get("cv"))
+                if how and not _dl_full_splits_ok(kwargs.get("cv"), args[0] if args else kwargs.get("estimator"),
+                                                  args[1:], kwargs):
+                    how = ""  # the full run's folds fail: it raises at once
             else:  # rounds
                 arg, pos, few = entry["arg"], entry["pos"], entry["few"]
                 a = list(args)
@@ -281,6 +315,27 @@ def _dl_wrap_func(fn, entry):
     wrapper.__name__ = name
     wrapper.__doc__ = getattr(fn, "__doc__", None)
     return wrapper
+
+
+def _dl_full_splits_ok(cv, est, args, kwargs):
+    """Whether the full run's folds can be made (the split only, no fit: a few index arrays).
+    A cv of 5 on 3 samples, or on groups it cannot split, raises in the full run; the
+    shortened run's 2 folds would not."""
+    try:
+        from sklearn.base import is_classifier
+        from sklearn.model_selection import check_cv
+
+        X = args[0] if len(args) > 0 else kwargs.get("X")
+        y = args[1] if len(args) > 1 else kwargs.get("y")
+        groups = kwargs.get("groups")
+        if X is None:
+            return True
+        splitter = check_cv(5 if cv is None else cv, y, classifier=is_classifier(est))
+        for _ in splitter.split(X, y, groups):
+            pass
+        return True
+    except BaseException:
+        return False
 
 
 def _dl_pad_folds(r, folds):
@@ -340,7 +395,7 @@ def _dl_patch_module(modname, ns):
 
 def _dl_begin(ns):
     """In the capped child only: shorten the table's library calls from here on."""
-    _DL.update(on=True, records={}, crashed_in=None, depth=0)
+    _DL.update(on=True, records={}, crashed_in=None, depth=0, unsure=[])
     mods = sorted(set(e["mod"] for e in _DL_TABLE))
     for m in mods:
         _dl_patch_module(m, ns)

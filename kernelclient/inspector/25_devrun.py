@@ -44,9 +44,20 @@ def _dr_for(iterable, lid):
     return _dr_for_gen(iterable, it, lid)
 
 
+def _dr_after_lib(lid, st):
+    """A loop of the cell's own code that starts after shortened library work, outside it,
+    may iterate over what that work produced (a plot per candidate, per tree): a clean run
+    then does not stand for the full one."""
+    if st.entries == 1 and _DL["records"] and _DL["depth"] == 0:
+        m = (_DR.get("meta") or {}).get("loops", {}).get(lid) or {}
+        _dl_unsure("the loop at line %s started after the shortened library work and may go over what it produced"
+                   % m.get("line", "?"))
+
+
 def _dr_for_gen(iterable, it, lid):
     st = _dr_stat(lid)
     st.entries += 1
+    _dr_after_lib(lid, st)
     cap = _DR["caps"].get(lid) or _DR["cap"] or 3
     k = 0
     me = sys._getframe()
@@ -76,6 +87,7 @@ def _dr_for_gen(iterable, it, lid):
 def _dr_enter(lid):
     st = _dr_stat(lid)
     st.entries += 1
+    _dr_after_lib(lid, st)
     st.cur = 0
     _ds_entry(lid, sys._getframe(1), _dr_top(lid))
 
@@ -366,6 +378,8 @@ def _devrun_report(res):
         out = {"cap": cap, "loops": loops, "shortened": bool(short or lib)}
         if lib:
             out["library"] = lib
+            if _DL["unsure"]:
+                out["library_unsure"] = list(_DL["unsure"])
         if res.get("status") == "error" and lib:
             # The table keeps the structure of what the shortened calls produce, not their
             # values: a crash inside one that the unshortened call did not repeat, or an

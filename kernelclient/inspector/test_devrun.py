@@ -152,10 +152,47 @@ class DevRunTest(unittest.TestCase):
         self.assertEqual(d["library"], ["GridSearchCV.fit: 1 of 6 candidates, cv 5 -> 2"])
         full, capped = run(fit + "p = gs.predict(Xg)\n")
         self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))
-        self.assertTrue(capped["devrun"]["shortened"])  # a clean shortened run proves nothing
+        self.assertTrue(capped["devrun"]["shortened"])
+        self.assertNotIn("library_unsure", capped["devrun"])  # the structure-keeping table alone: it stands
         self.assertNotIn("devrun", full)
         self.assertEqual(SH.user_ns["GridSearchCV"].fit.__name__, "fit")
         self.assertFalse(hasattr(SH.user_ns["GridSearchCV"].fit, "__wrapped__"))  # the kernel is untouched
+
+    def test_clean_library_runs_that_do_not_stand_for_the_full_run(self):
+        SH.run_cell("import pandas as pd, warnings\nfrom sklearn.model_selection import GridSearchCV, cross_val_score\n"
+                    "from sklearn.linear_model import LogisticRegression\n"
+                    "Xu = pd.DataFrame(np.random.RandomState(1).rand(120, 4), columns=list('abcd'))\n"
+                    "yu = (Xu.a > .5).astype(int)", store_history=False).raise_error()
+        grid = "GridSearchCV(LogisticRegression(), {'C': [0.1, 1, 10]}, cv=4%s)"
+        cases = [
+            # the skipped candidates are never fitted, and one of them may raise
+            ("gs = %s\ngs.fit(Xu, yu)\n" % (grid % ", error_score='raise'"), "error_score='raise'"),
+            # the full run's warnings are errors; the shortened run's differ
+            ("warnings.simplefilter('error')\ngs = %s\ngs.fit(Xu, yu)\nwarnings.resetwarnings()\n" % (grid % ""),
+             "warnings are raised as errors"),
+            # a loop over what the shortened work produced: one candidate, not three
+            ("gs = %s\ngs.fit(Xu, yu)\nfor p in gs.cv_results_['params']:\n    q = p\n" % (grid % ""),
+             "the loop at line 3 started after"),
+        ]
+        for code, want in cases:
+            with self.subTest(want=want):
+                full, capped = run(code)
+                self.assertEqual((full["status"], capped["status"]), ("ok", "ok"), (full, capped))
+                self.assertTrue(capped["devrun"]["library"])
+                self.assertTrue(any(want in u for u in capped["devrun"].get("library_unsure", [])), capped["devrun"])
+        # a loop that ran before the shortened work does not make it unsure
+        full, capped = run("for c in ['a']:\n    Xu[c] = Xu[c] * 1\ngs = %s\ngs.fit(Xu, yu)\n" % (grid % ""))
+        self.assertEqual(capped["status"], "ok")
+        self.assertNotIn("library_unsure", capped["devrun"])
+
+    def test_full_folds_that_fail_are_not_shortened(self):
+        SH.run_cell("from sklearn.model_selection import cross_val_score\nfrom sklearn.linear_model import LogisticRegression\n"
+                    "Xs = np.random.RandomState(2).rand(4, 3)\nys = np.array([0, 1, 0, 1])", store_history=False).raise_error()
+        # 5 folds of 4 samples raise in the full run; 2 folds would not
+        full, capped = run("s = cross_val_score(LogisticRegression(), Xs, ys, cv=5)\n")
+        self.assertEqual((full["status"], full["exception"]), ("error", "ValueError"))
+        self.assertEqual((capped["status"], capped["exception"], capped["line"]), ("error", "ValueError", 1))
+        self.assertNotIn("library", capped["devrun"])
 
     def test_products_read_through_a_function_are_not_extrapolated(self):
         code = ("acc = []\nfor i in range(30):\n    acc.append(i)\ndef show():\n    return acc[29]\nv = show()\n")
