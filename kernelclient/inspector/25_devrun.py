@@ -16,7 +16,10 @@ _DEVRUN_MODULE = "_premortem_inspector"
 _DR_NOT_MUTATING = frozenset(["train", "eval", "zero_grad", "backward", "step", "item", "cpu", "numpy", "detach",
                               "size", "dim", "print", "write", "flush", "set_postfix", "set_description", "update_bar"])
 
-_DR = {"meta": None, "stats": {}, "cap": 0, "caps": {}}
+_DR = {"meta": None, "stats": {}, "cap": 0, "caps": {}, "t0": 0.0, "window": 0.0}
+# A loop over this many items or fewer (a dict of models, the folds, a few columns) is not a
+# long loop by itself: past the cap it goes on while the capped run has time for it.
+_DR_FEW_ITEMS = 8
 
 
 class _DrStat(object):
@@ -54,6 +57,22 @@ def _dr_after_lib(lid, st):
                    % m.get("line", "?"))
 
 
+def _dr_more(iterable, k, began):
+    """Whether a loop at its cap may run another iteration: it goes over a few items
+    (len() at most _DR_FEW_ITEMS) and, at the pace of its iterations so far, two more fit
+    in the first half of the capped run's budget. Such a loop then runs whole, and a clean
+    run of it proves what a whole run does."""
+    try:
+        n = len(iterable)
+    except BaseException:
+        return False
+    if n > _DR_FEW_ITEMS or not _DR["window"]:
+        return False
+    now = time.perf_counter()
+    per = (now - began) / max(1, k)
+    return now + 2 * per < _DR["t0"] + _DR["window"]
+
+
 def _dr_for_gen(iterable, it, lid):
     st = _dr_stat(lid)
     st.entries += 1
@@ -61,11 +80,12 @@ def _dr_for_gen(iterable, it, lid):
     cap = _DR["caps"].get(lid) or _DR["cap"] or 3
     k = 0
     me = sys._getframe()
+    began = time.perf_counter()
     _ds_entry(lid, me.f_back, _dr_top(lid))
     for x in it:
         if k:
             _ds_iter_done(lid, me.f_back)  # the loop's frame resumed us: iteration k ended
-        if k >= cap:
+        if k >= cap and not _dr_more(iterable, k, began):
             st.shortened += 1
             st.short_ran = k
             try:
@@ -336,10 +356,13 @@ def _devrun_compile(transformed, flags, is_async, lmap):
         return None, None
 
 
-def _devrun_begin(meta, cap):
-    """In the capped child only: from here on the loop helpers count."""
+def _devrun_begin(meta, cap, budget=0.0):
+    """In the capped child only: from here on the loop helpers count. budget is the capped
+    run's time limit in seconds (loops over a few items may use half of it, _dr_more)."""
     _DR["meta"] = meta
     _DR["cap"] = int(cap)
+    _DR["t0"] = time.perf_counter()
+    _DR["window"] = 0.5 * float(budget or 0)
     _DR["stats"] = {}
     # Outer loops keep one iteration fewer (at least 2, so their second iteration still
     # runs on the state the first one left).

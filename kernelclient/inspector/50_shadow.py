@@ -215,7 +215,7 @@ def _fork_child(token, code, cell_code, lmap, timeout, trace, max_memory, sh, co
             if isinstance(cell_code, _Deferred):
                 cell_code, is_async = cell_code.compile_or_report(wfd, code, lmap)
             if devrun is not None:
-                _devrun_begin(devrun[0], devrun[1])
+                _devrun_begin(devrun[0], devrun[1], timeout)
             if background:
                 try:
                     os.nice(10)

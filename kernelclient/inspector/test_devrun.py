@@ -201,6 +201,23 @@ class DevRunTest(unittest.TestCase):
         fs = capped["devrun"]["full_size"]
         self.assertEqual(fs["verdict"], "unknown", fs)
 
+    def test_loop_over_a_few_items_runs_whole_while_there_is_time(self):
+        # four models, one cheap iteration each: past the cap the loop goes on to its end
+        full, capped = run("res = {}\nfor name in ['a', 'b', 'c', 'd']:\n    res[name] = len(name)\nv = res['d']\n")
+        self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))
+        self.assertFalse(capped["devrun"]["shortened"], capped["devrun"])
+        self.assertEqual(capped["devrun"]["loops"][0]["ran"], 4)
+        # slow iterations: two more would not fit in half the budget, so the cap cuts it
+        full, capped = run("import time\nres = {}\nfor name in ['a', 'b', 'c', 'd', 'e']:\n    time.sleep(0.4)\n"
+                           "    res[name] = 1\nv = res['e']\n", timeout=3.0, full=20.0)
+        self.assertEqual(full["status"], "ok")
+        self.assertEqual((capped["status"], capped["exception"]), ("error", "KeyError"))
+        self.assertTrue(capped["devrun"]["shortened"])
+        self.assertTrue(capped["devrun"]["likely"])
+        # many items: the cap holds however cheap the iterations are
+        full, capped = run("acc = []\nfor i in range(9):\n    acc.append(i)\n")
+        self.assertTrue(capped["devrun"]["shortened"])
+
     def test_loop_within_cap_runs_whole_cell(self):
         full, capped = run("s = 0\nfor c in [1, 2]:\n    s += c\nassert s == 3")
         self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))
