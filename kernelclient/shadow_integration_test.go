@@ -406,4 +406,19 @@ func TestShadowAfterOpenMP(t *testing.T) {
 	if r.Status != facts.ShadowError || r.Exception != "ValueError" || r.Line != 2 {
 		t.Fatalf("want the ValueError at line 2 (5 features for 6), got %s %s line %d: %s", r.Status, r.Exception, r.Line, r.Reason)
 	}
+	// The kernel thread's thread-local settings go with the cell to its thread: numpy's
+	// error state and scikit-learn's config; an sqlite3 connection cannot go, and a crash
+	// it causes there is not the cell's: unknown, never a false alarm.
+	mustExecute(t, ctx, l, "import sqlite3, sklearn, pandas as pd\nold_err = np.seterr(all='raise')\n"+
+		"sklearn.set_config(transform_output='pandas')\ncon = sqlite3.connect(':memory:')\nXf = pd.DataFrame(X, columns=list('abcdef'))")
+	for _, tc := range []struct{ code, status, exc string }{
+		{"m = HistGradientBoostingClassifier(max_iter=3).fit(X, y)\nq = np.float64(1.0) / np.float64(0.0)", facts.ShadowError, "FloatingPointError"},
+		{"from sklearn.preprocessing import StandardScaler\nm = HistGradientBoostingClassifier(max_iter=3).fit(X, y)\ncols = StandardScaler().fit_transform(Xf).columns", facts.ShadowOK, ""},
+		{"m = HistGradientBoostingClassifier(max_iter=3).fit(X, y)\nrows = con.execute('select 1').fetchall()", facts.ShadowDied, ""},
+	} {
+		r := runShadow(t, ctx, l, tc.code, ShadowOptions{Timeout: 20 * time.Second})
+		if r.Status != tc.status || r.Exception != tc.exc {
+			t.Errorf("%q: got %s %s (%s %s), want %s %s", tc.code, r.Status, r.Exception, r.Message, r.Reason, tc.status, tc.exc)
+		}
+	}
 }

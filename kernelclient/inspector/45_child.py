@@ -57,6 +57,82 @@ def _gomp_loaded():
         return False
 
 
+# What the probes found, kept in the kernel (the reaper records each child's answer): a
+# stale pool stays stale for the kernel's life; a sound one holds until the kernel runs
+# another cell (its execution count), the only code of the kernel's thread that runs OpenMP.
+_GOMP_SEEN = {"stale": False, "sound_at": None}
+
+
+def _gomp_known(count):
+    """The probe's answer the kernel already knows for execution count count, else None."""
+    if _GOMP_SEEN["stale"]:
+        return True
+    if count is not None and _GOMP_SEEN["sound_at"] == count:
+        return False
+    return None
+
+
+def _gomp_record(res):
+    """In the kernel: keeps a child's probe answer (and drops it from the result)."""
+    seen = res.pop("gomp_probe", None)
+    if seen is None:
+        return
+    if seen.get("stale"):
+        _GOMP_SEEN["stale"] = True
+    elif seen.get("count") is not None:
+        _GOMP_SEEN["sound_at"] = seen["count"]
+
+
+def _gomp_stale():
+    """Whether this (forked) thread holds a libgomp pool whose threads are gone: a probe,
+    forked from here, runs an empty parallel region in its main thread; it hangs exactly
+    when the cell's first parallel region would. About a fork and a millisecond; only
+    when libgomp is loaded. The probe is killed after 200 ms (with the parent too)."""
+    if not _gomp_loaded():
+        return False
+    import ctypes
+    import select
+    import signal
+
+    try:
+        gomp = ctypes.CDLL("libgomp.so.1")
+        fn = ctypes.cast(ctypes.CDLL(None).getpid, ctypes.c_void_p)  # void f(void *): ignores it
+    except BaseException:
+        return False
+    me = os.getpid()
+    r, w = os.pipe()
+    try:
+        pid = os.fork()
+    except BaseException:
+        os.close(r)
+        os.close(w)
+        return False
+    if pid == 0:
+        try:
+            _die_with(parent_pid=me)
+            os.close(r)
+            gomp.GOMP_parallel(fn, None, ctypes.c_uint(0), ctypes.c_uint(0))
+            os.write(w, b"1")
+        finally:
+            os._exit(0)
+    os.close(w)
+    try:
+        ready = select.select([r], [], [], 0.2)[0]
+    except BaseException:
+        ready = []
+    if not ready:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except BaseException:
+            pass
+    try:
+        os.waitpid(pid, 0)
+    except BaseException:
+        pass
+    os.close(r)
+    return not ready
+
+
 def _in_fresh_thread(fn, ns):
     """Runs fn in a new thread and raises what it raised. A new thread has no OpenMP pool,
     so libgomp builds one with live threads: a parallel region the kernel's main thread
@@ -146,6 +222,22 @@ def _raise_in(thread, e):
         pass
 
 
+def _thread_affine(e):
+    """What ties a crash to the thread the cell ran in ("" when nothing does): an sqlite3
+    connection made in another thread, asyncio's or tkinter's main-thread checks."""
+    try:
+        msg = str(e)
+    except BaseException:
+        return ""
+    for needle, what in (("same thread", "an sqlite3 connection an earlier cell made"),
+                         ("no current event loop in thread", "asyncio's event loop"),
+                         ("main thread is not in main loop", "tkinter"),
+                         ("only works in main thread", "a main-thread-only call")):
+        if needle in msg:
+            return what
+    return ""
+
+
 def _thread_state():
     """The kernel thread's thread-local settings a cell may depend on, as functions that
     set them again in another thread: torch's grad mode (torch.set_grad_enabled(False) in an
@@ -163,6 +255,13 @@ def _thread_state():
         try:
             err, call = np.geterr(), np.geterrcall()
             out.append(lambda: (np.seterr(**err), np.seterrcall(call)))
+        except BaseException:
+            pass
+    sk = sys.modules.get("sklearn")
+    if sk is not None:
+        try:
+            cfg = sk.get_config()  # thread-local: set_config(transform_output="pandas")
+            out.append(lambda: sk.set_config(**cfg))
         except BaseException:
             pass
     dec = sys.modules.get("decimal")
@@ -248,6 +347,14 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
             f.write("1000")
     except BaseException:
         pass
+    count = getattr(sh, "execution_count", None) if sh is not None else None
+    stale, probe = _gomp_known(count), None
+    if stale is None:
+        try:
+            stale = _gomp_stale()  # before the sandbox: the probe is a fork
+        except BaseException:
+            stale = False
+        probe = {"stale": stale, "count": count}
     phases = {"setup": time.perf_counter()}
     _keep_fds.add(wfd)
     try:
@@ -313,7 +420,7 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
             finally:
                 sys.settrace(None)
 
-        if _gomp_loaded():
+        if stale:
             _in_fresh_thread(run_cell, ns)
         else:
             run_cell()
@@ -324,6 +431,10 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
         boxed = _sandbox_outcome(box, e)
         if boxed is not None:
             res = boxed
+        elif stale and _thread_affine(e):
+            res = {"status": "died", "reason": "the shadow run had to run the cell in a thread of its own (an OpenMP pool of "
+                   "the kernel's does not survive fork), and the cell uses something tied to the kernel's thread (%s); "
+                   "outcome unknown" % _thread_affine(e)}
         elif _is_memory_error(e):
             res = {"status": "died", "reason": "the cell needed more memory than the shadow run allows (%d MiB extra); outcome unknown"
                    % (max_memory >> 20)}
@@ -387,6 +498,8 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
     for k, v in box.phases.items():
         phases["sandbox_" + k] = round(v * 1000.0, 3)  # the steps of the "sandbox" phase
     res["child_phases_ms"] = phases
+    if probe is not None:
+        res["gomp_probe"] = probe  # the kernel keeps it (_gomp_record) for the next runs
     try:
         data = json.dumps(res, separators=(",", ":"), allow_nan=False, default=str).encode()
     except BaseException:

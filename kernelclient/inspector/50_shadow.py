@@ -334,6 +334,10 @@ def _reap(child):
         _sandbox_cleanup(child.pid)
     elapsed = (time.monotonic() - child.started) * 1000.0
     res = _outcome(child, b"".join(chunks), status, timed_out, elapsed)
+    try:
+        _gomp_record(res)
+    except BaseException:
+        pass
     with _lock:
         prev = _results.get(child.token, {})
     for k in ("fork_ms", "execution_count"):
