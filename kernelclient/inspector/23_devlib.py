@@ -235,9 +235,9 @@ def _dl_wrap_search(cls, entry):
                 saved["n_iter"] = self.n_iter
                 what.append("1 of %d candidates" % self.n_iter)
             cv, how = _dl_cv_short(getattr(self, "cv", None))
-            if how:
-                if not _dl_full_splits_ok(self.cv, getattr(self, "estimator", None), args, kwargs):
-                    return orig(self, *args, **kwargs)  # the full run's folds fail: it raises at once
+            if how and not _dl_full_splits_ok(self.cv, getattr(self, "estimator", None), args, kwargs):
+                saved = {}  # the full run's folds fail: unshortened, it raises at once
+            elif how:
                 saved["cv"] = self.cv
                 what.append(how)
         except BaseException:

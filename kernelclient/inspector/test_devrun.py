@@ -193,6 +193,11 @@ class DevRunTest(unittest.TestCase):
         self.assertEqual((full["status"], full["exception"]), ("error", "ValueError"))
         self.assertEqual((capped["status"], capped["exception"], capped["line"]), ("error", "ValueError", 1))
         self.assertNotIn("library", capped["devrun"])
+        # the same for a search: its folds are made before its cv is lowered
+        SH.run_cell("from sklearn.model_selection import GridSearchCV", store_history=False).raise_error()
+        full, capped = run("g = GridSearchCV(LogisticRegression(), {'C': [1, 10]}, cv=5)\ng.fit(Xs, ys)\n")
+        self.assertEqual((capped["status"], capped["exception"], capped["line"]), ("error", "ValueError", 2))
+        self.assertNotIn("library", capped["devrun"])
 
     def test_products_read_through_a_function_are_not_extrapolated(self):
         code = ("acc = []\nfor i in range(30):\n    acc.append(i)\ndef show():\n    return acc[29]\nv = show()\n")
