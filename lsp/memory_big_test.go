@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/premortem/premortem/internal/testkit/python"
 	"github.com/premortem/premortem/kernelclient"
 )
 
@@ -68,7 +69,7 @@ func BenchmarkBigNotebookMemory(b *testing.B) {
 	connection := ""
 	if os.Getenv("PREMORTEM_BIG_KERNEL") == "1" {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		l, err := kernelclient.Launch(ctx, kernelclient.LaunchOptions{Python: "/usr/bin/python3", Cwd: b.TempDir()})
+		l, err := kernelclient.Launch(ctx, kernelclient.LaunchOptions{Python: python.Path(), Cwd: b.TempDir()})
 		cancel()
 		if err != nil {
 			b.Fatalf("launch kernel: %v", err)
