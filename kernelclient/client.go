@@ -42,10 +42,20 @@ type Options struct {
 	HeartbeatInterval time.Duration
 	// HeartbeatMisses after which the kernel is declared dead (default 3).
 	HeartbeatMisses int
+	// Running, when set, tells whether the kernel's process exists and is scheduled (not
+	// exited, not stopped). Launch sets it for the kernels it starts. While it says yes,
+	// unanswered heartbeats are taken for a starved machine (swap, every core busy) rather
+	// than a dead kernel, for RunningMissFactor times longer: the process's own exit is seen
+	// at once, and request deadlines still bound a wedged kernel.
+	Running func() bool
 	// ReplyTimeout bounds a request when the caller's context has no deadline (default 30 s;
 	// Execute has no default bound).
 	ReplyTimeout time.Duration
 }
+
+// RunningMissFactor multiplies HeartbeatMisses while Options.Running says the kernel's
+// process is scheduled.
+const RunningMissFactor = 6
 
 func (o Options) withDefaults() Options {
 	if o.HeartbeatInterval <= 0 {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -61,7 +62,8 @@ func Launch(ctx context.Context, opts LaunchOptions) (*Launched, error) {
 		// A kernel we launched is watched through its process too: its exit marks it dead at
 		// once. The heartbeat then only has to tell a hung kernel, and on a loaded machine
 		// (a CI runner, a notebook training on every core) three missed beats are a
-		// scheduling delay more often than a hang.
+		// scheduling delay more often than a hang. While /proc says the process is
+		// scheduled, the window is RunningMissFactor times longer still (Options.Running).
 		opts.Options.HeartbeatMisses = 10
 	}
 	spec, err := findKernelSpec(opts.KernelName)
@@ -155,7 +157,9 @@ func launchOnce(ctx context.Context, spec KernelSpec, specArgv []string, opts La
 	var lastErr error
 	for backoff := 50 * time.Millisecond; ; backoff = min(backoff*2, 500*time.Millisecond) {
 		actx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		c, err := ConnectWithOptions(actx, ci, opts.Options)
+		o := opts.Options
+		o.Running = l.running
+		c, err := ConnectWithOptions(actx, ci, o)
 		cancel()
 		if err == nil {
 			l.Client = c
@@ -229,6 +233,35 @@ func (l *Launched) start(cmd *exec.Cmd) error {
 		close(l.exited)
 	}()
 	return <-started
+}
+
+// running reports whether the kernel's process exists and can be scheduled. A process
+// stopped by a signal or a debugger (state T or t in /proc) answers nothing until it is
+// continued, and a zombie is on its way out: neither counts. Where /proc cannot be read
+// the process counts as running until it is reaped.
+func (l *Launched) running() bool {
+	select {
+	case <-l.exited:
+		return false
+	default:
+	}
+	if l.Cmd == nil || l.Cmd.Process == nil {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(l.Cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	// The state follows the command name, which is in parentheses and may hold any byte.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return true
+	}
+	switch b[i+2] {
+	case 'T', 't', 'Z', 'X', 'x':
+		return false
+	}
+	return true
 }
 
 // ExitState says how the kernel process ended ("signal: killed", "exit status 1"); "" while

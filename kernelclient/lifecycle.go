@@ -110,13 +110,24 @@ func (c *Client) supervise() {
 				continue
 			}
 			misses++
-			if misses >= c.opts.HeartbeatMisses {
+			if misses >= c.opts.HeartbeatMisses && c.deadByHeartbeat(misses) {
 				c.MarkDead()
 				c.reconnect()
 				misses = 0
 			}
 		}
 	}
+}
+
+// deadByHeartbeat decides whether misses unanswered heartbeats (at least HeartbeatMisses)
+// make the kernel dead. A process known to be scheduled gets RunningMissFactor times the
+// window: under CI load or memory pressure a live kernel misses ten beats in a row, and a
+// kernel declared dead fails the user's replay for nothing.
+func (c *Client) deadByHeartbeat(misses int) bool {
+	if c.opts.Running == nil || !c.opts.Running() {
+		return true
+	}
+	return misses >= c.opts.HeartbeatMisses*RunningMissFactor
 }
 
 // reconnect dials new transports until one completes the handshake, the client closes, or
