@@ -20,6 +20,8 @@ func TestDeadByHeartbeatWindow(t *testing.T) {
 		misses  int
 		dead    bool
 	}{
+		{"no process known, short of the window", nil, m - 1, false},
+		{"process stopped or gone, short of the window", no, m - 1, false},
 		{"no process known, at the window", nil, m, true},
 		{"process stopped or gone", no, m, true},
 		{"process scheduled, at the plain window", yes, m, false},

@@ -111,17 +111,8 @@ func (w *procWatch) ready() {
 
 // parentPID is the parent of pid (0 when unknown).
 func parentPID(pid int) int {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	i := strings.LastIndexByte(string(stat), ')')
-	if i < 0 {
-		return 0
-	}
-	// After the command: state, then ppid.
-	fields := strings.Fields(string(stat[i+1:]))
-	if len(fields) < 2 {
+	fields, ok := procStatFields(fmt.Sprintf("/proc/%d/stat", pid))
+	if !ok || len(fields) < 2 {
 		return 0
 	}
 	ppid, _ := strconv.Atoi(fields[1])
@@ -175,16 +166,11 @@ func sampleMainThread(ctx context.Context, pid int) State {
 // busy, waiting in epoll is idle; unknown when /proc hides it (no wchan on this system).
 func threadState(pid int) State {
 	dir := fmt.Sprintf("/proc/%d/task/%d/", pid, pid)
-	stat, err := os.ReadFile(dir + "stat")
-	if err != nil {
+	fields, ok := procStatFields(dir + "stat")
+	if !ok {
 		return StateUnknown
 	}
-	// The state follows the parenthesized command name, which may itself hold ") ".
-	i := strings.LastIndexByte(string(stat), ')')
-	if i < 0 || i+2 >= len(stat) {
-		return StateUnknown
-	}
-	switch stat[i+2] {
+	switch fields[0][0] {
 	case 'R':
 		return StateBusy
 	case 'Z', 'X':

@@ -248,16 +248,11 @@ func (l *Launched) running() bool {
 	if l.Cmd == nil || l.Cmd.Process == nil {
 		return false
 	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(l.Cmd.Process.Pid) + "/stat")
-	if err != nil {
+	fields, ok := procStatFields("/proc/" + strconv.Itoa(l.Cmd.Process.Pid) + "/stat")
+	if !ok {
 		return true
 	}
-	// The state follows the command name, which is in parentheses and may hold any byte.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return true
-	}
-	switch b[i+2] {
+	switch fields[0][0] {
 	case 'T', 't', 'Z', 'X', 'x':
 		return false
 	}

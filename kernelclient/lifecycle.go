@@ -110,7 +110,7 @@ func (c *Client) supervise() {
 				continue
 			}
 			misses++
-			if misses >= c.opts.HeartbeatMisses && c.deadByHeartbeat(misses) {
+			if c.deadByHeartbeat(misses) {
 				c.MarkDead()
 				c.reconnect()
 				misses = 0
@@ -119,11 +119,14 @@ func (c *Client) supervise() {
 	}
 }
 
-// deadByHeartbeat decides whether misses unanswered heartbeats (at least HeartbeatMisses)
-// make the kernel dead. A process known to be scheduled gets RunningMissFactor times the
-// window: under CI load or memory pressure a live kernel misses ten beats in a row, and a
-// kernel declared dead fails the user's replay for nothing.
+// deadByHeartbeat decides whether misses unanswered heartbeats in a row make the kernel
+// dead: HeartbeatMisses of them, or RunningMissFactor times as many for a process known to
+// be scheduled. Under CI load or memory pressure a live kernel misses ten beats in a row,
+// and a kernel declared dead fails the user's replay for nothing.
 func (c *Client) deadByHeartbeat(misses int) bool {
+	if misses < c.opts.HeartbeatMisses {
+		return false
+	}
 	if c.opts.Running == nil || !c.opts.Running() {
 		return true
 	}
