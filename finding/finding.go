@@ -1,5 +1,7 @@
 package finding
 
+import "fmt"
+
 // Source names the layer that produced a finding, so the user sees how sure it is.
 type Source string
 
@@ -101,6 +103,13 @@ type Finding struct {
 	// library class or on a model of a library call waits for the shadow run when one is
 	// coming (judge.Awaits). Not part of check's JSON contract.
 	Certain bool `json:"-"`
+}
+
+// Digest identifies a finding across answers about the same cell text: its layer, code and
+// range (an editor matches a published diagnostic to a later code action request by it, the
+// verified fixes to the merged findings).
+func (f Finding) Digest() string {
+	return fmt.Sprintf("%s/%s/%d:%d-%d:%d", f.Source, f.Code, f.Range.Start.Line, f.Range.Start.Character, f.Range.End.Line, f.Range.End.Character)
 }
 
 // Related is a place in another cell that a finding points at (LSP relatedInformation).

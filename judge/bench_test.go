@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/internal/testkit/kernel"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/kernelclient"
@@ -41,10 +40,11 @@ func BenchmarkRuntimeFindings(b *testing.B) {
 		{ID: "setup", Kind: notebook.Code, Language: "python", Text: benchSetup, ExecutionOrder: 1},
 		{ID: "target", Kind: notebook.Code, Language: "python"},
 	}}
-	j := &judge.Judge{Analyzer: analysis.NewAnalyzer(), Kernel: k, Options: judge.DefaultOptions()}
+	j := &judge.Judge{Kernel: k, Options: judge.DefaultOptions()}
+	sess := judge.NewSession(nil)
 	// Warm up: the inspector is injected into the kernel on first use.
 	nb.Cells[1].Text = `m = df["age"].mean()`
-	if _, err := runtimeOnce(ctx, j, nb); err != nil {
+	if _, err := runtimeOnce(ctx, j, sess, nb); err != nil {
 		b.Fatal(err)
 	}
 	var lat []time.Duration
@@ -53,7 +53,7 @@ func BenchmarkRuntimeFindings(b *testing.B) {
 		// Each iteration is a new edit of the cell, as typing makes.
 		nb.Cells[1].Text = fmt.Sprintf("m = df[\"age\"].mean() + %d\npreds = model.predict(X[:, :%d])\nlayer = torch.nn.Linear(4, 1)\n", i, 1+i%3)
 		t0 := time.Now()
-		n, err := runtimeOnce(ctx, j, nb)
+		n, err := runtimeOnce(ctx, j, sess, nb)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -69,14 +69,14 @@ func BenchmarkRuntimeFindings(b *testing.B) {
 	b.ReportMetric(ms(lat[len(lat)*9/10]), "ms-p90")
 }
 
-func runtimeOnce(ctx context.Context, j *judge.Judge, nb *notebook.Notebook) (int, error) {
-	res, err := j.Analyzer.Analyze(ctx, nb, analysis.Options{})
+func runtimeOnce(ctx context.Context, j *judge.Judge, sess *judge.Session, nb *notebook.Notebook) (int, error) {
+	res, err := sess.Analyze(ctx, nb)
 	if err != nil {
 		return 0, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	rt, err := j.RuntimeFindings(cctx, nb, res, "target")
+	rt, err := j.RuntimeFindings(cctx, sess, nb, res, "target")
 	if err != nil {
 		return 0, err
 	}

@@ -15,8 +15,6 @@ import (
 
 // Judge runs the layers for cells of one notebook against one kernel.
 type Judge struct {
-	// Analyzer caches per-cell facts between calls.
-	Analyzer *analysis.Analyzer
 	// Kernel is the kernel whose state the cells will run against; nil for static checks.
 	Kernel kernelclient.Kernel
 	// LLM is the configured LLM client; nil when no endpoint is configured.
@@ -34,9 +32,10 @@ type Runtime struct {
 }
 
 // Cell judges one cell with every enabled layer and merges the answers: the pipeline
-// (pipeline.go) run for that cell alone, as `premortem check` judges each target.
-func (j *Judge) Cell(ctx context.Context, nb *notebook.Notebook, cellID string) (*CellVerdict, error) {
-	p := Pass{Notebook: nb, Rules: []string{cellID}, Focus: cellID}
+// (pipeline.go) run for that cell alone over the notebook's Session, as `premortem check`
+// judges each target.
+func (j *Judge) Cell(ctx context.Context, s *Session, nb *notebook.Notebook, cellID string) (*CellVerdict, error) {
+	p := Pass{Notebook: nb, Session: s, Rules: []string{cellID}, Focus: cellID}
 	if j.OnProvisional != nil {
 		p.Publish = func(a Answer) {
 			if a.Layer == LayerShadow && a.Provisional {
@@ -48,8 +47,8 @@ func (j *Judge) Cell(ctx context.Context, nb *notebook.Notebook, cellID string) 
 }
 
 // RuntimeFindings inspects the names the cell needs in the kernel and runs the rules: the
-// pipeline's rules layer alone, over the static result res.
-func (j *Judge) RuntimeFindings(ctx context.Context, nb *notebook.Notebook, res *analysis.Result, cellID string) (*Runtime, error) {
+// pipeline's rules layer alone, over the static result res, in the notebook's Session.
+func (j *Judge) RuntimeFindings(ctx context.Context, s *Session, nb *notebook.Notebook, res *analysis.Result, cellID string) (*Runtime, error) {
 	if res == nil || res.Facts[cellID] == nil || j.Kernel == nil {
 		return nil, errors.New("no kernel or no facts for the cell")
 	}
@@ -59,8 +58,7 @@ func (j *Judge) RuntimeFindings(ctx context.Context, nb *notebook.Notebook, res 
 	o.Rules = true
 	rj := *j
 	rj.Options = o
-	_, err := rj.Run(ctx, Pass{Notebook: nb, Static: res, Rules: []string{cellID}, Only: LayerRules,
-		Reanalyze: func(context.Context, []string) (*analysis.Result, error) { return nil, nil },
+	_, err := rj.Run(ctx, Pass{Notebook: nb, Session: s, Static: res, Rules: []string{cellID}, Only: LayerRules,
 		Publish: func(a Answer) {
 			if a.Layer == LayerRules && a.Cell == cellID {
 				rt, aerr = &Runtime{Inspection: a.Inspection, Findings: a.Findings}, a.Err

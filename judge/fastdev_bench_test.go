@@ -25,7 +25,7 @@ func shadowBench(b *testing.B, setup string, budget time.Duration) *judge.Judge 
 	opts := judge.DefaultOptions()
 	opts.ShadowTimeout = budget
 	opts.ShadowLongRuns = true
-	return &judge.Judge{Analyzer: analysis.NewAnalyzer(), Kernel: k, Options: opts}
+	return &judge.Judge{Kernel: k, Options: opts}
 }
 
 // shadowVerdicts runs the cell b.N times and reports the time to the shadow layer's first

@@ -101,7 +101,9 @@ func CheckNotebook(ctx context.Context, path string, opts CheckOptions) (*Report
 		return nil, err
 	}
 	rep := &Report{Notebook: path, KernelName: firstNonEmpty(opts.KernelName, nb.KernelName(), "python3"), Source: nb}
-	j := &Judge{Analyzer: analysis.NewAnalyzer(), Options: opts.Options, LLM: opts.LLM}
+	sess := NewSession(nil)
+	defer sess.Close()
+	j := &Judge{Options: opts.Options, LLM: opts.LLM}
 	if opts.Progress != nil {
 		j.OnProvisional = func(cellID string, r *facts.ShadowResult) {
 			what := r.Status
@@ -168,7 +170,7 @@ func CheckNotebook(ctx context.Context, path string, opts CheckOptions) (*Report
 		if opts.Progress != nil && j.Kernel != nil {
 			fmt.Fprintf(opts.Progress, "premortem: judging cell %d [%d/%d]\n", idx+1, n+1, len(targets))
 		}
-		v, err := j.Cell(ctx, nb, nb.Cells[idx].ID)
+		v, err := j.Cell(ctx, sess, nb, nb.Cells[idx].ID)
 		if k, ok := j.Kernel.(*kernelclient.Launched); ok && ctx.Err() == nil {
 			if why := kernelLost(k, err != nil || kernelFailed(v)); why != "" {
 				return nil, fmt.Errorf("%w: the kernel %s while premortem judged cell %d (index %d): no verdict stands; run premortem check again, or check without a kernel with --static", ErrEnvironment, why, idx+1, idx)
@@ -179,7 +181,7 @@ func CheckNotebook(ctx context.Context, path string, opts CheckOptions) (*Report
 		}
 		if rep.ReplayError != nil {
 			v.Notes = append(v.Notes, rep.ReplayError.Error()+"; the kernel state may be incomplete")
-			discountReplayGaps(ctx, j.Analyzer, nb, v, rep.ReplayError)
+			discountReplayGaps(ctx, sess, nb, v, rep.ReplayError)
 		}
 		rep.Cells = append(rep.Cells, v)
 		if opts.Sequential && j.Kernel != nil && v.Verdict != VerdictCrash && rep.ReplayError == nil && n < len(targets)-1 {
@@ -324,8 +326,8 @@ func replay(ctx context.Context, k *kernelclient.Launched, nb *notebook.Notebook
 // define: in the user's kernel those cells ran, so the crash is the replay's, not the
 // cell's. The finding stays, as information, and the verdict falls to unknown when nothing
 // else predicts a crash.
-func discountReplayGaps(ctx context.Context, a *analysis.Analyzer, nb *notebook.Notebook, v *CellVerdict, re *ReplayError) {
-	res, err := a.Analyze(ctx, nb, analysis.Options{})
+func discountReplayGaps(ctx context.Context, s *Session, nb *notebook.Notebook, v *CellVerdict, re *ReplayError) {
+	res, err := s.Analyze(ctx, nb)
 	if err != nil || res.Flow == nil {
 		return
 	}

@@ -23,10 +23,12 @@ import (
 // need, and the runtime rules over it; the shadow run of the focus cell (the staged fast dev
 // run, fastdev.go); the LLM; then fix verification of the focus cell's predicted crashes
 // (verify.go), last because it runs the LLM's fixes too and costs one shadow run per
-// candidate. Each layer's answer goes to Pass.Publish as it arrives; the caller decides
-// what to keep and show (an editor holds back what Awaits says while the focus cell's
-// shadow run is coming, so a clean run never withdraws a squiggle the user already saw). What an editor needs beyond that (cached answers, the shadow gate,
-// a busy kernel, progress) comes in through Pass, so the two callers cannot drift apart.
+// candidate. Each layer's answer is kept in the pass's Session (session.go), which also says
+// what earlier passes answered that still holds, and then goes to Pass.Publish; the caller
+// decides what to show (an editor holds back what Awaits says while the focus cell's
+// shadow run is coming, so a clean run never withdraws a squiggle the user already saw).
+// What only an editor has (the shadow gate, a busy kernel, progress) comes in through Pass,
+// so the two callers cannot drift apart.
 //
 // When the LLM is asked. Only when no shadow run already answered: a run that crashed, or
 // one that finished without an exception and without shortened loops, is the real outcome
@@ -61,21 +63,21 @@ type Pass struct {
 	Rules []string
 	// Focus is the cell that gets the shadow run, the LLM and fix verification; "" for none.
 	Focus string
-	// Known, when set, returns what earlier passes learned about Focus that still holds
-	// (same text, same kernel state): a layer whose answer is there is not asked again. It
-	// is asked once the rules have run, since their inspection may have told the caller a
-	// newer kernel execution count, which its caches are keyed by.
-	Known func() Known
+	// Session holds what earlier passes answered; the pass reads the answers about Focus
+	// that are still current from it (a layer whose answer is there is not asked again) and
+	// stores its own there. Nil gives the pass a Session of its own.
+	Session *Session
+	// ExecCount is the kernel's execution count as the pass begins (the rules' inspection
+	// may tell a newer one): answers are stored at it, and older ones are stale.
+	ExecCount int
+	// Force asks every layer again, even where the Session holds a current answer.
+	Force bool
 	// Only, when set, runs that layer alone for Focus (the editor's shadowRun command runs
 	// LayerShadow alone).
 	Only Layer
 	// Publish, when set, receives each answer as it arrives, from the goroutine that ran the
 	// layer (the shadow run's answers come from their own goroutine).
 	Publish func(Answer)
-	// Reanalyze, when set, replaces the static re-analysis made once the kernel's namespace
-	// is known (an editor records the namespace and its result); it returns nil when nothing
-	// changed. By default the pipeline re-analyses with Judge.Analyzer.
-	Reanalyze func(ctx context.Context, namespace []string) (*analysis.Result, error)
 	// Busy, when set, is asked before each kernel request group (inspection, verification):
 	// true stops the pass with kernelclient.ErrBusy, sending nothing (an editor resumes on
 	// the kernel's next idle event).
@@ -88,26 +90,6 @@ type Pass struct {
 	// the LLM call, fix verification); the returned function reports a step (msg) or the
 	// end (end true), and is called with end true exactly once.
 	Progress func(title string) func(msg string, end bool)
-}
-
-// Known is what a caller already knows about the focus cell for its current text and kernel
-// state.
-type Known struct {
-	// Checked means Inspection and Rules are current: the cell's rules are not run again.
-	Checked    bool
-	Inspection *facts.Inspection
-	Rules      []finding.Finding
-	// Shadow is a final shadow answer that is current (not a provisional one): no shadow run
-	// is made, and ShadowFindings are its findings.
-	Shadow         *facts.ShadowResult
-	ShadowFindings []finding.Finding
-	// LLMDone means the LLM answered for this text and state: LLM are its findings.
-	LLMDone bool
-	LLM     []finding.Finding
-	// Verified means fix verification ran to its end for this text and state.
-	Verified bool
-	// Outcomes are candidates already run by an interrupted verification (by Outcome.Key).
-	Outcomes map[string]Outcome
 }
 
 // Answer is one layer's answer about one cell.
@@ -141,45 +123,79 @@ type Answer struct {
 	Final bool
 }
 
-// focusState is what the pass learned about its focus cell so far. The shadow goroutine
-// writes it too, hence the mutex.
+// focusState is what the pass knows about its focus cell: its own answers, and the
+// Session's current ones (Session.seed). The shadow goroutine writes it too, hence the
+// mutex.
 type focusState struct {
-	mu          sync.Mutex
-	cell        *notebook.Cell
-	index       int
-	checked     bool
+	mu    sync.Mutex
+	cell  *notebook.Cell
+	index int
+	// l is what the layers said so far, as Merge reads it; l.Shadow is this pass's latest
+	// shadow answer (a provisional one too), and shadowFinal says it is the final one.
+	l           Layers
 	inspection  *facts.Inspection
-	rules       []finding.Finding
-	shadow      *facts.ShadowResult
-	shadowFind  []finding.Finding
-	llm         []finding.Finding
-	noShadow    string
-	notes       []string
-	kernelErr   error
 	shadowFinal bool
-	// known is what the caller knew (Pass.Known).
-	known Known
+	llmDone     bool
+	kernelErr   error
+	// verified means fix verification ran to its end for this text and kernel state;
+	// outcomes are the candidates an interrupted verification already ran (by Outcome.Key).
+	verified bool
+	outcomes map[string]Outcome
 }
 
 // Run runs the pass's layers and returns the merged verdict of its focus cell (nil without
 // one), its fixes verified. It stops at the first error that leaves no layer to ask: the
-// context's, or a kernel that is busy, dead, closed or restarted (an error wrapping the
-// kernelclient error); other failures are Answer.Err and notes, and the pass goes on.
+// context's, ErrStaleEpoch, or a kernel that is busy, dead, closed or restarted (an error
+// wrapping the kernelclient error); other failures are Answer.Err and notes, and the pass
+// goes on.
 func (j *Judge) Run(ctx context.Context, p Pass) (*CellVerdict, error) {
+	if p.Session == nil {
+		p.Session = NewSession(nil)
+	}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	v, err := j.run(ctx, p, stop)
+	if errors.Is(context.Cause(ctx), ErrStaleEpoch) {
+		return nil, ErrStaleEpoch
+	}
+	return v, err
+}
+
+func (j *Judge) run(ctx context.Context, p Pass, stop context.CancelCauseFunc) (*CellVerdict, error) {
+	nb, sess := p.Notebook, p.Session
+	epoch := sess.Epoch()
+	// Rules answers are stored at the count the pass began with (the inspection raises a
+	// cell's own); the focus cell's other layers at the newest count its inspections told.
+	var mu sync.Mutex
+	focusExec := p.ExecCount
 	publish := func(a Answer) {
+		if c := nb.Cell(a.Cell); c != nil {
+			mu.Lock()
+			at := focusExec
+			if a.Layer == LayerRules {
+				at = p.ExecCount
+				if a.Inspection != nil {
+					focusExec = max(focusExec, a.Inspection.ExecutionCount)
+				}
+			}
+			mu.Unlock()
+			if !sess.keep(c, epoch, at, a) {
+				stop(ErrStaleEpoch) // these answers are the old kernel's
+				return
+			}
+		}
 		if p.Publish != nil {
 			p.Publish(a)
 		}
 	}
-	nb := p.Notebook
 	res := p.Static
 	if res == nil {
 		var err error
-		if perr := safely("static analysis", func() { res, err = j.Analyzer.Analyze(ctx, nb, analysis.Options{}) }); perr != nil {
+		if perr := safely("static analysis", func() { res, err = sess.Analyze(ctx, nb) }); perr != nil {
 			return nil, perr
 		}
 		if err != nil {
-			return nil, fmt.Errorf("analyze %s: %w", nb.URI, err)
+			return nil, err
 		}
 		publish(Answer{Layer: LayerStatic, Static: res})
 	}
@@ -202,22 +218,10 @@ func (j *Judge) Run(ctx context.Context, p Pass) (*CellVerdict, error) {
 	if st == nil {
 		return nil, ctx.Err()
 	}
-	if p.Known != nil {
-		k := p.Known()
-		st.mu.Lock()
-		st.known = k
-		if !st.checked {
-			// Not checked in this pass: the cached facts and rules are the LLM's evidence.
-			st.checked, st.inspection, st.rules = k.Checked, k.Inspection, k.Rules
-		}
-		if k.Shadow != nil {
-			st.shadow, st.shadowFind, st.shadowFinal = k.Shadow, k.ShadowFindings, true
-		}
-		if k.LLMDone {
-			st.llm = k.LLM
-		}
-		st.mu.Unlock()
-	}
+	mu.Lock()
+	at := focusExec
+	mu.Unlock()
+	sess.seed(st, at, p.Force, j.Options.Rules)
 
 	wait := func() {}
 	if runs(LayerShadow) {
@@ -236,17 +240,17 @@ func (j *Judge) Run(ctx context.Context, p Pass) (*CellVerdict, error) {
 		return nil, err
 	}
 	st.mu.Lock()
-	l := Layers{Static: res.Findings[p.Focus], Rules: st.rules, RuntimeChecked: st.checked, LLM: st.llm,
-		NoShadow: st.noShadow, Notes: append([]string(nil), st.notes...)}
-	if st.shadowFinal {
-		l.Shadow, l.ShadowFindings = st.shadow, st.shadowFind
+	l := st.l
+	l.Static, l.Notes = res.Findings[p.Focus], append([]string(nil), l.Notes...)
+	if !st.shadowFinal {
+		l.Shadow, l.ShadowFindings = nil, nil
 	}
 	insp, kerr := st.inspection, st.kernelErr
 	st.mu.Unlock()
 	v := Merge(p.Focus, st.index, l)
 	v.KernelErr = kerr
 	if runs(LayerVerify) && v.Verdict == VerdictCrash {
-		if err := j.verifyStage(ctx, p, st.known, res, v, l.Shadow, insp, publish); err != nil {
+		if err := j.verifyStage(ctx, p, st, res, v, l.Shadow, insp, publish); err != nil {
 			return nil, err
 		}
 	}
@@ -317,7 +321,7 @@ func (j *Judge) inspectAndCheck(ctx context.Context, p Pass, res *analysis.Resul
 		for i, c := range cells {
 			if st != nil && c.ID == st.cell.ID {
 				st.mu.Lock()
-				st.notes = append(st.notes, note)
+				st.l.Notes = append(st.l.Notes, note)
 				st.kernelErr = cmp.Or(st.kernelErr, fmt.Errorf("inspect: %w", err))
 				st.mu.Unlock()
 			}
@@ -352,21 +356,15 @@ func (j *Judge) inspectAndCheck(ctx context.Context, p Pass, res *analysis.Resul
 	}
 	// Knowing the kernel's namespace makes the static layer's NameErrors certain and removes
 	// those the kernel disproves.
-	if insp.Namespace != nil {
+	if p.Session.setNamespace(insp.Namespace) {
 		var res2 *analysis.Result
 		var err error
-		if p.Reanalyze != nil {
-			res2, err = p.Reanalyze(ctx, insp.Namespace)
-		} else if perr := safely("static analysis", func() {
-			res2, err = j.Analyzer.Analyze(ctx, p.Notebook, analysis.Options{Namespace: NameSet(insp.Namespace)})
-		}); perr != nil {
+		if perr := safely("static analysis", func() { res2, err = p.Session.Analyze(ctx, p.Notebook) }); perr != nil {
 			res2, err = nil, nil // the first analysis stands
 		}
 		switch {
 		case ctx.Err() != nil:
 			return res, ctx.Err()
-		case err != nil && p.Reanalyze != nil:
-			return res, fmt.Errorf("re-analyze with the kernel's namespace: %w", err)
 		case err == nil && res2 != nil:
 			res = res2
 			answers[len(answers)-1].Static = res2
@@ -376,9 +374,9 @@ func (j *Judge) inspectAndCheck(ctx context.Context, p Pass, res *analysis.Resul
 		if st != nil && a.Cell == st.cell.ID {
 			st.mu.Lock()
 			if a.Err == nil {
-				st.checked, st.inspection, st.rules = true, insp, a.Findings
+				st.l.RuntimeChecked, st.inspection, st.l.Rules = true, insp, a.Findings
 			} else {
-				st.notes = append(st.notes, a.Notes...)
+				st.l.Notes = append(st.l.Notes, a.Notes...)
 			}
 			st.mu.Unlock()
 		}
@@ -404,10 +402,10 @@ func (j *Judge) shadowStage(ctx context.Context, p Pass, res *analysis.Result, s
 	noop := func() {}
 	switch {
 	case j.Kernel == nil:
-		st.noShadow = "no kernel, so no shadow run"
+		st.l.NoShadow = "no kernel, so no shadow run"
 		return noop
 	case j.Options.Shadow == ShadowOff || j.Options.Shadow == "":
-		st.noShadow = "shadow runs are off"
+		st.l.NoShadow = "shadow runs are off"
 		return noop
 	case st.shadowFinal:
 		return noop // a current final answer is known
@@ -435,17 +433,17 @@ func (j *Judge) shadowStage(ctx context.Context, p Pass, res *analysis.Result, s
 			notes = append(notes, perr.Error())
 		}
 		st.mu.Lock()
-		st.shadow, st.shadowFind, st.shadowFinal = r, fs, !provisional
+		st.l.Shadow, st.l.ShadowFindings, st.shadowFinal = r, fs, !provisional
 		if !provisional {
-			st.notes = append(st.notes, notes...)
+			st.l.Notes = append(st.l.Notes, notes...)
 		}
 		st.mu.Unlock()
 		publish(Answer{Layer: LayerShadow, Cell: cell.ID, Shadow: r, Findings: fs, Notes: notes, Provisional: provisional, Final: !provisional})
 	}
 	failed := func(err error) {
 		st.mu.Lock()
-		st.noShadow = "the shadow run could not run (" + err.Error() + ")"
-		st.notes = append(st.notes, "shadow run failed: "+err.Error())
+		st.l.NoShadow = "the shadow run could not run (" + err.Error() + ")"
+		st.l.Notes = append(st.l.Notes, "shadow run failed: "+err.Error())
 		st.kernelErr = cmp.Or(st.kernelErr, fmt.Errorf("shadow run: %w", err))
 		st.mu.Unlock()
 		publish(Answer{Layer: LayerShadow, Cell: cell.ID, Err: err})
@@ -493,14 +491,14 @@ func (j *Judge) shadowStage(ctx context.Context, p Pass, res *analysis.Result, s
 // the file comment) or the LLM's answer for this text and kernel state is known.
 func (j *Judge) llmStage(ctx context.Context, p Pass, res *analysis.Result, st *focusState, publish func(Answer)) error {
 	st.mu.Lock()
-	r := st.shadow
-	evidence := concat(res.Findings[p.Focus], st.rules, st.shadowFind)
+	r, done := st.l.Shadow, st.llmDone
+	evidence := concat(res.Findings[p.Focus], st.l.Rules, st.l.ShadowFindings)
 	insp := st.inspection
 	st.mu.Unlock()
 	if r != nil && (r.Status == facts.ShadowError || CleanShadow(r)) {
 		return nil // the real run in a copy of the kernel answered (a shortened clean run did not)
 	}
-	if st.known.LLMDone {
+	if done {
 		return nil
 	}
 	end := func(string, bool) {}
@@ -528,9 +526,9 @@ func (j *Judge) llmStage(ctx context.Context, p Pass, res *analysis.Result, st *
 		a = Answer{Layer: LayerLLM, Cell: p.Focus, Err: perr}
 	}
 	st.mu.Lock()
-	st.llm = a.Findings
+	st.l.LLM, st.llmDone = a.Findings, a.Final
 	if a.Err != nil {
-		st.notes = append(st.notes, "LLM unavailable: "+a.Err.Error())
+		st.l.Notes = append(st.l.Notes, "LLM unavailable: "+a.Err.Error())
 	}
 	st.mu.Unlock()
 	publish(a)
@@ -540,8 +538,11 @@ func (j *Judge) llmStage(ctx context.Context, p Pass, res *analysis.Result, st *
 // verifyStage proves candidate fixes for the focus cell's predicted crashes (VerifyFixes)
 // and puts the result in v. Without a kernel or with the shadow layer off, the findings
 // only gain the repair library's evidence (what the call needed, what it got).
-func (j *Judge) verifyStage(ctx context.Context, p Pass, known Known, res *analysis.Result, v *CellVerdict, shadow *facts.ShadowResult, insp *facts.Inspection, publish func(Answer)) error {
-	if known.Verified {
+func (j *Judge) verifyStage(ctx context.Context, p Pass, st *focusState, res *analysis.Result, v *CellVerdict, shadow *facts.ShadowResult, insp *facts.Inspection, publish func(Answer)) error {
+	st.mu.Lock()
+	verified, outcomes := st.verified, st.outcomes
+	st.mu.Unlock()
+	if verified {
 		return nil
 	}
 	active := j.Kernel != nil && j.Options.Shadow != ShadowOff && j.Options.Shadow != ""
@@ -565,12 +566,12 @@ func (j *Judge) verifyStage(ctx context.Context, p Pass, known Known, res *analy
 		}
 	}
 	req := VerifyRequest{Notebook: p.Notebook, Result: res, CellID: p.Focus, Findings: v.Findings, Shadow: shadow, Inspection: insp,
-		Known: make(map[string]Outcome, len(known.Outcomes)),
+		Known: make(map[string]Outcome, len(outcomes)),
 		OnOutcome: func(o Outcome, n, total int, now []finding.Finding) {
 			publish(Answer{Layer: LayerVerify, Cell: p.Focus, Findings: now, Outcome: o, Tried: n, Total: total})
 			report(fmt.Sprintf("%d of %d candidate fixes tried", n, total), false)
 		}}
-	for k, o := range known.Outcomes {
+	for k, o := range outcomes {
 		req.Known[k] = o
 	}
 	var out []finding.Finding

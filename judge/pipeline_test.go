@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/kernelclient"
 	"github.com/premortem/premortem/llm"
@@ -97,7 +96,7 @@ func TestPipelineLLMRule(t *testing.T) {
 			k := &answerKernel{shadow: tc.shadow}
 			o := DefaultOptions()
 			o.Shadow = tc.mode
-			j := &Judge{Analyzer: analysis.NewAnalyzer(), Kernel: k, LLM: client, Options: o}
+			j := &Judge{Kernel: k, LLM: client, Options: o}
 			var mu sync.Mutex
 			var layers []string
 			publish := func(a Answer) {

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/internal/testkit/kernel"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/kernelclient"
@@ -51,8 +50,8 @@ func TestCheckParentUntouched(t *testing.T) {
 	opts := judge.DefaultOptions()
 	opts.ShadowLongRuns = true
 	opts.ShadowTimeout = 30 * time.Second
-	j := &judge.Judge{Analyzer: analysis.NewAnalyzer(), Kernel: k, Options: opts}
-	v, err := j.Cell(ctx, nb, "target")
+	j := &judge.Judge{Kernel: k, Options: opts}
+	v, err := j.Cell(ctx, judge.NewSession(nil), nb, "target")
 	if err != nil {
 		t.Fatalf("judge: %v", err)
 	}

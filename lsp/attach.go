@@ -222,10 +222,7 @@ func (rt *runtimeLayer) detach(d *document) {
 	if a != nil && !inUse {
 		a.close()
 	}
-	d.rmu.Lock()
-	d.layers = map[string]*cellLayers{}
-	d.namespace = nil
-	d.rmu.Unlock()
+	d.sess.KernelChanged()
 }
 
 // detachAll detaches every notebook (the user turned off both the connection file and
@@ -390,9 +387,7 @@ func (rt *runtimeLayer) adopt(c *connected, docs []*document) *attachment {
 	go rt.follow(ctx, a, first)
 	rt.s.showf(protocol.MessageTypeInfo, "attached to kernel %s", a.label)
 	for _, d := range docs {
-		d.rmu.Lock()
-		d.layers = map[string]*cellLayers{}
-		d.rmu.Unlock()
+		d.sess.KernelChanged()
 		rt.s.schedule(d)
 	}
 	return a
@@ -561,10 +556,7 @@ func (rt *runtimeLayer) rescheduleFor(a *attachment, forget bool) {
 			continue
 		}
 		if forget {
-			d.rmu.Lock()
-			d.layers = map[string]*cellLayers{}
-			d.namespace = nil
-			d.rmu.Unlock()
+			d.sess.KernelChanged()
 		}
 		rt.s.schedule(d)
 	}

@@ -146,7 +146,7 @@ func overlaps(a, b finding.Range) bool {
 // matchingDiagnostics picks the client's diagnostics that came from f, by the digest in
 // their data, falling back to code and range.
 func matchingDiagnostics(diags []protocol.Diagnostic, f finding.Finding) []protocol.Diagnostic {
-	digest := findingDigest(f)
+	digest := f.Digest()
 	var out []protocol.Diagnostic
 	for _, dg := range diags {
 		if dg.Source != DiagnosticSource {

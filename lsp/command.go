@@ -150,9 +150,7 @@ func (s *Server) recheckCommand(ctx context.Context, args []json.RawMessage) (an
 		s.mu.Unlock()
 	}
 	for _, d := range docs {
-		d.rmu.Lock()
-		d.layers = map[string]*cellLayers{}
-		d.rmu.Unlock()
+		d.sess.Forget()
 		focus := ""
 		if _, isCell := s.cellsOf(uri); isCell {
 			focus = uri
@@ -253,8 +251,8 @@ func (s *Server) explicitShadow(ctx context.Context, a *attachment, uri string) 
 	defer end()
 	// The user asked for this run: wait for the full run's answer (progress shows it).
 	r, err := s.rt.shadowNow(ctx, p, a, res, c, mode)
-	if l := d.layersFor(c); err == nil && r != nil && !judge.Superseded(r) && l != nil && l.shadow != nil && !l.shadowProvisional {
-		r = l.shadow
+	if kept, provisional := d.sess.Shadow(c); err == nil && r != nil && !judge.Superseded(r) && kept != nil && !provisional {
+		r = kept
 	}
 	switch {
 	case judge.Superseded(r) || (r == nil && a.shadow.newerThan(seq)):

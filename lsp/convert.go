@@ -149,12 +149,7 @@ func diagnostic(f finding.Finding, lineOffset int, related []protocol.Diagnostic
 		RelatedInformation: related,
 		Data: diagnosticData{
 			Cell: f.Cell, Layer: string(f.Source), Code: f.Code, Fixes: len(f.Fixes),
-			Digest: findingDigest(f),
+			Digest: f.Digest(),
 		},
 	}
-}
-
-// findingDigest identifies a finding across a publish and a later code action request.
-func findingDigest(f finding.Finding) string {
-	return fmt.Sprintf("%s/%s/%d:%d-%d:%d", f.Source, f.Code, f.Range.Start.Line, f.Range.Start.Character, f.Range.End.Line, f.Range.End.Character)
 }

@@ -115,50 +115,22 @@ func (s *Server) analyze(ctx context.Context, d *document, gen uint64, snap *not
 		return res, nil
 	}
 	d.rmu.Unlock()
-	return s.analyzeNow(ctx, d, gen, snap)
-}
-
-// reanalyze recomputes the pass's static result (after the kernel namespace changed).
-func (s *Server) reanalyze(ctx context.Context, p *pass) (*analysis.Result, error) {
-	return s.analyzeNow(ctx, p.d, p.gen, p.snap)
-}
-
-func (s *Server) analyzeNow(ctx context.Context, d *document, gen uint64, snap *notebook.Notebook) (*analysis.Result, error) {
-	d.rmu.Lock()
-	ns := d.namespace
-	d.rmu.Unlock()
-	d.amu.Lock()
-	logLimit := func(msg string) { s.logf(protocol.MessageTypeInfo, "%s: %s", d.uri, msg) }
-	res, err := d.analyzer.Analyze(ctx, snap, analysis.Options{Namespace: ns, Log: logLimit})
-	d.amu.Unlock()
+	res, err := d.sess.Analyze(ctx, snap)
 	if err != nil {
 		return nil, err
 	}
-	if res == nil {
-		return nil, fmt.Errorf("analyzer returned no result")
-	}
-	d.rmu.Lock()
-	if gen >= d.staticGen {
-		d.static, d.staticSnap, d.staticGen = res, snap, gen
-	}
-	d.rmu.Unlock()
+	s.recordStatic(d, gen, snap, res)
 	return res, nil
 }
 
-// setNamespace records the kernel's namespace for the static layer; it reports whether
-// it changed.
-func (s *Server) setNamespace(ctx context.Context, p *pass, names []string) bool {
-	if names == nil {
-		return false
+// recordStatic records res, the static result of snap at gen, as the document's latest
+// (unless a newer one is already there).
+func (s *Server) recordStatic(d *document, gen uint64, snap *notebook.Notebook, res *analysis.Result) {
+	d.rmu.Lock()
+	defer d.rmu.Unlock()
+	if gen >= d.staticGen {
+		d.static, d.staticSnap, d.staticGen = res, snap, gen
 	}
-	ns := judge.NameSet(names)
-	p.d.rmu.Lock()
-	defer p.d.rmu.Unlock()
-	if reflect.DeepEqual(ns, p.d.namespace) {
-		return false
-	}
-	p.d.namespace = ns
-	return true
 }
 
 // current returns the document's latest static result and its snapshot, analyzing the
@@ -248,37 +220,24 @@ type publishDiagnosticsParams struct {
 }
 
 // mergedLocked returns the findings shown for a cell: the static layer's (when enabled)
-// merged with the kernel layers' results that are still about the cell's text. Callers
-// hold d.rmu.
+// merged by the Session with the kernel layers' answers about the cell's text, and the
+// outcome-unknown diagnostic when the shadow layer ran but nothing could tell. Callers hold
+// d.rmu.
 func (d *document) mergedLocked(res *analysis.Result, c *notebook.Cell, index int, settings Settings) []finding.Finding {
-	var l judge.Layers
+	v := judge.View{Rules: settings.Rules.Enabled, Shadow: settings.Shadow.Mode != ShadowOff}
 	if settings.Static.Enabled && res != nil {
-		l.Static = res.Findings[c.ID]
+		v.Static = res.Findings[c.ID]
 		if d.percent {
-			l.Static = withoutNotRun(l.Static)
+			v.Static = withoutNotRun(v.Static)
 		}
-	}
-	if cl := d.layers[c.ID]; cl != nil && cl.text == c.Text {
-		if settings.Rules.Enabled {
-			l.Rules = cl.rules
-			l.RuntimeChecked = cl.checked
-		}
-		if settings.Shadow.Mode != ShadowOff {
-			l.Shadow = cl.shadow
-			l.ShadowFindings = cl.shadowFind
-		}
-		l.LLM = cl.llm
 	}
 	// While the cell's shadow run is coming, what it may disprove waits for it (hold.go).
-	h := d.holdForLocked(c)
-	l.Static, l.Rules = h.withheld(l.Static), h.withheld(l.Rules)
-	if len(l.Static)+len(l.Rules)+len(l.ShadowFindings)+len(l.LLM) == 0 && l.Shadow == nil {
-		return nil
+	if h := d.holdForLocked(c); h != nil {
+		v.Held = h.held
 	}
-	v := judge.Merge(c.ID, index, l)
-	fs := d.verify.withVerified(c, v.Findings)
-	if l.Shadow != nil && v.Verdict == judge.VerdictUnknown && v.Reason != "" {
-		return append(fs, unknownDiagnostic(c.ID, c.Text, v))
+	fs, unknown := d.sess.Findings(c, index, v)
+	if unknown != nil {
+		return append(fs, unknownDiagnostic(c.ID, c.Text, unknown))
 	}
 	return fs
 }

@@ -10,8 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/premortem/premortem/analysis"
-	"github.com/premortem/premortem/facts"
-	"github.com/premortem/premortem/finding"
+	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/notebook"
 )
 
@@ -36,9 +35,10 @@ type document struct {
 	// focus is the cell edited last (notebooks only).
 	focus string
 
-	// analyzer caches per-cell facts; amu serializes passes and requests using it.
-	amu      sync.Mutex
-	analyzer *analysis.Analyzer
+	// sess owns what every layer answered about the cells (judge.Session): the static
+	// layer's analyzer and the kernel's namespace, and the kernel-backed layers' answers
+	// keyed by cell text, kernel epoch and execution count.
+	sess *judge.Session
 
 	// rmu guards the results below.
 	rmu sync.Mutex
@@ -46,65 +46,27 @@ type document struct {
 	static     *analysis.Result
 	staticSnap *notebook.Notebook
 	staticGen  uint64
-	// layers holds what the kernel-backed layers said per cell ID, valid while the cell's
-	// text is unchanged.
-	layers map[string]*cellLayers
 	// published is the last diagnostics sent per URI; only changes are sent again, and a
 	// URI that leaves gets an empty list.
 	published map[string][]protocol.Diagnostic
-	// namespace is the kernel namespace from the last inspection (nil: unknown), so the
-	// static layer can be certain about names.
-	namespace map[string]bool
 	// pubCache is how each cell's diagnostics were last built (see publish_cache.go).
 	pubCache map[string]*pubEntry
-	// epoch counts the kernel's restarts (and deaths): facts taken in an older epoch are
-	// about another kernel process, whatever their execution count says. Guarded by rmu.
-	epoch int
 	// staleRuns are the cells whose execution summary is from a kernel that has since
 	// restarted or died (cell ID -> the execution order they showed then): snapshots show
 	// them as never run until they run again. Guarded by Server.mu, like nb.
 	staleRuns map[string]int
-	// verify holds the fixes proven in a copy of the kernel, per cell (verify.go).
-	verify verifyStore
 	// hold is the latest pass's hold on its focus cell's uncertain findings while its
 	// shadow run is coming (hold.go); nil for none. Guarded by rmu.
 	hold *shadowHold
 }
 
-// cellLayers is what the rules, shadow and LLM layers found for one cell text. The
-// kernel execution count each answer was taken at is its execCount: an answer older than
-// the kernel's latest count is stale.
-type cellLayers struct {
-	text string
-	// epoch is the document's kernel epoch the results belong to.
-	epoch int
-	// rulesExecCount is the execution count the facts were taken at.
-	rulesExecCount int
-	inspection     *facts.Inspection
-	rules          []finding.Finding
-	checked        bool
-	shadow         *facts.ShadowResult
-	shadowFind     []finding.Finding
-	// shadowExecCount is the execution count the shadow run forked at; shadowProvisional
-	// marks a fast answer whose full run goes on (or was stopped by a newer pass, which
-	// then runs the cell again).
-	shadowExecCount   int
-	shadowProvisional bool
-	llm               []finding.Finding
-	// llmDone is set once the LLM answered for this text, at llmExecCount.
-	llmDone      bool
-	llmExecCount int
-	notes        []string
-	// version counts updates, so publish can tell the layers changed.
-	version int
-}
-
-func newDocument(uri string, nb *notebook.Notebook) *document {
+// newDocument returns a document for nb; log receives the static layer's messages about
+// cells that exceeded a bound on analysis work.
+func newDocument(uri string, nb *notebook.Notebook, log func(msg string)) *document {
 	return &document{
 		uri:       uri,
 		nb:        nb,
-		analyzer:  analysis.NewAnalyzer(),
-		layers:    map[string]*cellLayers{},
+		sess:      judge.NewSession(log),
 		published: map[string][]protocol.Diagnostic{},
 	}
 }
@@ -126,56 +88,6 @@ func (d *document) cellURI(cellID string) string {
 	return cellID
 }
 
-// layersFor returns the kernel layers' results for the cell if they are still about its
-// current text.
-func (d *document) layersFor(c *notebook.Cell) *cellLayers {
-	d.rmu.Lock()
-	defer d.rmu.Unlock()
-	l := d.layers[c.ID]
-	if l == nil || l.text != c.Text || l.epoch != d.epoch {
-		return nil
-	}
-	return l
-}
-
-// kernelEpoch returns the current kernel epoch; a caller asking the kernel takes it
-// before, and records its answer with updateLayersAt.
-func (d *document) kernelEpoch() int {
-	d.rmu.Lock()
-	defer d.rmu.Unlock()
-	return d.epoch
-}
-
-// setLayers records new kernel-layer results for a cell, replacing stale ones.
-func (d *document) updateLayers(c *notebook.Cell, f func(l *cellLayers)) {
-	d.rmu.Lock()
-	defer d.rmu.Unlock()
-	d.updateLayersLocked(c, f)
-}
-
-// updateLayersAt is updateLayers for an answer asked of the kernel in epoch: it is
-// dropped (false) when the kernel has restarted since, so no fact of the old kernel
-// survives a restart under an execution count the new kernel reuses.
-func (d *document) updateLayersAt(c *notebook.Cell, epoch int, f func(l *cellLayers)) bool {
-	d.rmu.Lock()
-	defer d.rmu.Unlock()
-	if epoch != d.epoch {
-		return false
-	}
-	d.updateLayersLocked(c, f)
-	return true
-}
-
-func (d *document) updateLayersLocked(c *notebook.Cell, f func(l *cellLayers)) {
-	l := d.layers[c.ID]
-	if l == nil || l.text != c.Text || l.epoch != d.epoch {
-		l = &cellLayers{text: c.Text, epoch: d.epoch}
-		d.layers[c.ID] = l
-	}
-	f(l)
-	l.version++
-}
-
 // kernelRestartedLocked resets the document to a new kernel (or none): a new epoch, no
 // cached facts, an unknown namespace, and every run so far marked stale. Callers hold
 // Server.mu.
@@ -188,13 +100,10 @@ func (d *document) kernelRestartedLocked() {
 			d.staleRuns[c.ID] = c.ExecutionOrder
 		}
 	}
+	d.sess.KernelChanged()
 	d.rmu.Lock()
-	d.epoch++
-	d.layers = map[string]*cellLayers{}
-	d.namespace = nil
 	d.pubCache = nil
 	d.rmu.Unlock()
-	d.verify.reset()
 }
 
 // ranInKernelLocked: the current kernel ran code, so a cell with that text is part of its
@@ -243,4 +152,10 @@ func (d *document) snapshot() *notebook.Notebook {
 		cp.Cells[i] = &fresh
 	}
 	return &cp
+}
+
+// analysisLog is where the static layer of the document at uri says that a cell exceeded
+// a bound on analysis work: the client's log.
+func (s *Server) analysisLog(uri string) func(msg string) {
+	return func(msg string) { s.logf(protocol.MessageTypeInfo, "%s: %s", uri, msg) }
 }

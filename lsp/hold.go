@@ -77,30 +77,16 @@ func (d *document) releaseHold(p *pass) bool {
 // Callers hold d.rmu.
 func (d *document) holdForLocked(c *notebook.Cell) *shadowHold {
 	h := d.hold
-	if h == nil || h.cell != c.ID {
-		return nil
-	}
-	if cl := d.layers[c.ID]; cl != nil && cl.text == c.Text && cl.epoch == d.epoch && cl.shadow != nil &&
-		!cl.shadowProvisional && cl.shadowExecCount >= cl.rulesExecCount {
+	if h == nil || h.cell != c.ID || d.sess.ShadowSettled(c) {
 		return nil
 	}
 	return h
 }
 
-// withheld drops the findings the hold keeps back: predicted crashes that are not certain
-// and that the user does not already see.
-func (h *shadowHold) withheld(fs []finding.Finding) []finding.Finding {
-	if h == nil {
-		return fs
-	}
-	var out []finding.Finding
-	for _, f := range fs {
-		if judge.Awaits(f) && !h.shown[holdKey(f.Code, f.Range.Start.Line, f.Range.Start.Character)] {
-			continue
-		}
-		out = append(out, f)
-	}
-	return out
+// held reports whether the hold keeps f back: a predicted crash that is not certain and
+// that the user does not already see.
+func (h *shadowHold) held(f finding.Finding) bool {
+	return judge.Awaits(f) && !h.shown[holdKey(f.Code, f.Range.Start.Line, f.Range.Start.Character)]
 }
 
 // endHold ends pass p's hold and publishes what it held back.

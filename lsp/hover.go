@@ -149,11 +149,11 @@ func siteText(def analysis.DefSite) string {
 
 // tracedLine renders the names the cell's last shadow run recorded at a 0-based line.
 func (d *document) tracedLine(cell *notebook.Cell, line int) string {
-	l := d.layersFor(cell)
-	if l == nil || l.shadow == nil {
+	r, _ := d.sess.Shadow(cell)
+	if r == nil {
 		return ""
 	}
-	for _, st := range l.shadow.Trace {
+	for _, st := range r.Trace {
 		if st.Line != line+1 {
 			continue
 		}

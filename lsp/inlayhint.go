@@ -33,12 +33,12 @@ func (s *Server) inlayHint(ctx context.Context, params json.RawMessage) (any, er
 	cells = append(cells[:0:0], cells...)
 	s.mu.Unlock()
 	for _, c := range cells {
-		l := d.layersFor(c)
-		if l == nil || l.shadow == nil || len(l.shadow.Trace) == 0 {
+		r, _ := d.sess.Shadow(c)
+		if r == nil || len(r.Trace) == 0 {
 			continue
 		}
 		lines := analysis.SplitLines(c.Text)
-		for _, st := range l.shadow.Trace {
+		for _, st := range r.Trace {
 			line := st.Line - 1
 			if line < 0 || line >= len(lines) || len(st.Names) == 0 {
 				continue

@@ -46,7 +46,7 @@ func TestCloseReleases(t *testing.T) {
 	s.mu.Lock()
 	d := s.docs["file://"+nbPath]
 	s.mu.Unlock()
-	cache := d.analyzer.Cache()
+	cache := d.sess.Cache()
 	if cache.Len() != 2 || cache.Trees() != 1 {
 		t.Fatalf("open: %d cells, %d trees cached; want 2 and 1 (the edited cell)", cache.Len(), cache.Trees())
 	}

@@ -9,7 +9,6 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/premortem/premortem/analysis"
-	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/notebook"
@@ -91,10 +90,7 @@ func (l *llmLayer) explain(ctx context.Context, d *document, snap *notebook.Note
 	if err != nil {
 		return local, nil
 	}
-	var insp *facts.Inspection
-	if cl := d.layersFor(c); cl != nil {
-		insp = cl.inspection
-	}
+	insp := d.sess.Inspection(c)
 	done := l.s.beginProgress(ctx, "premortem: asking the LLM to explain")
 	md, err := judge.Explain(ctx, client, snap, res, c.ID, insp, fs)
 	done("", true)

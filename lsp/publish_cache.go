@@ -16,12 +16,11 @@ import (
 // again), text, kernel layers, settings, or the definitions their related locations
 // point at.
 type pubEntry struct {
-	static   []finding.Finding
-	text     string
-	line     int
-	layers   *cellLayers
-	layersV  int
-	verifyV  int
+	static []finding.Finding
+	text   string
+	line   int
+	// answers is the Session's version of the cell's answers (judge.Session.Version).
+	answers  int
 	hold     *shadowHold
 	settings pubSettings
 	// related are the names related locations were computed for, with the flow's
@@ -46,18 +45,13 @@ type pubSettings struct {
 func (d *document) cellDiagnosticsLocked(c *notebook.Cell, index int, settings Settings) []protocol.Diagnostic {
 	ps := pubSettings{settings.Static.Enabled, settings.Rules.Enabled, settings.Shadow.Mode}
 	static := d.static.Findings[c.ID]
-	cl := d.layers[c.ID]
-	clV := 0
-	if cl != nil {
-		clV = cl.version
-	}
-	vV := d.verify.changes()
+	answers := d.sess.Version(c.ID)
 	h := d.holdForLocked(c)
 	if e := d.pubCache[c.ID]; e != nil && e.settings == ps && e.text == c.Text && e.line == c.SourceLine &&
-		e.layers == cl && e.layersV == clV && e.verifyV == vV && e.hold == h && sameFindings(e.static, static) && e.relatedCurrent(d.static.Flow) {
+		e.answers == answers && e.hold == h && sameFindings(e.static, static) && e.relatedCurrent(d.static.Flow) {
 		return e.diags
 	}
-	e := &pubEntry{static: static, text: c.Text, line: c.SourceLine, layers: cl, layersV: clV, verifyV: vV, hold: h, settings: ps}
+	e := &pubEntry{static: static, text: c.Text, line: c.SourceLine, answers: answers, hold: h, settings: ps}
 	for _, f := range d.mergedLocked(d.static, c, index, settings) {
 		rel, name := d.relatedLocked(f, c)
 		rel = append(d.ownRelatedLocked(f), rel...)

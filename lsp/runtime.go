@@ -116,17 +116,13 @@ func (rt *runtimeLayer) recoverTo(what string) {
 
 // judgeFor builds the judge of a pass.
 func (rt *runtimeLayer) judgeFor(a *attachment, settings Settings, shadowMode string) *judge.Judge {
-	j := &judge.Judge{Options: judge.Options{
-		Rules:             settings.Rules.Enabled,
-		Shadow:            shadowMode,
-		ShadowTimeout:     settings.Shadow.Timeout.D(),
-		Trace:             true,
-		InspectBudget:     50 * time.Millisecond,
-		DevRunCap:         settings.Shadow.FastDevRun,
-		ShadowFullTimeout: settings.Shadow.FullTimeout.D(),
-		ShadowSandbox:     settings.Shadow.Sandbox,
-		ShadowTensors:     settings.Shadow.Tensors,
-	}}
+	// The command line's defaults, with what the editor's settings choose (long runs stay
+	// off in the editor: see judge.Options.ShadowLongRuns).
+	o := judge.DefaultOptions()
+	o.Rules, o.Shadow = settings.Rules.Enabled, shadowMode
+	o.ShadowTimeout, o.ShadowFullTimeout = settings.Shadow.Timeout.D(), settings.Shadow.FullTimeout.D()
+	o.DevRunCap, o.ShadowSandbox, o.ShadowTensors = settings.Shadow.FastDevRun, settings.Shadow.Sandbox, settings.Shadow.Tensors
+	j := &judge.Judge{Options: o}
 	if a != nil {
 		j.Kernel = a.k
 	}
@@ -149,9 +145,9 @@ func (rt *runtimeLayer) waitIdle(a *attachment) {
 // value returns the runtime facts of a name for a hover: from the cell's cached
 // inspection when it has them, else from a quick live inspection when the kernel is idle.
 func (rt *runtimeLayer) value(ctx context.Context, d *document, c *notebook.Cell, name string) (facts.Value, int, bool) {
-	if l := d.layersFor(c); l != nil && l.inspection != nil {
-		if v, ok := l.inspection.Values[name]; ok {
-			return v, l.inspection.ExecutionCount, true
+	if insp := d.sess.Inspection(c); insp != nil {
+		if v, ok := insp.Values[name]; ok {
+			return v, insp.ExecutionCount, true
 		}
 	}
 	a := rt.attachmentFor(d)

@@ -25,11 +25,12 @@ func (rt *runtimeLayer) shadowNow(ctx context.Context, p *pass, a *attachment, r
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	j := rt.judgeFor(a, p.settings, mode)
-	sink := &layerSink{rt: rt, ctx: ctx, stop: cancel, p: p, a: a, epoch: p.d.kernelEpoch(), execCount: a.latestExecCount()}
+	sink := &layerSink{rt: rt, ctx: ctx, p: p, a: a}
 	var mu sync.Mutex
 	var first, final *facts.ShadowResult
 	var runErr error
-	jp := judge.Pass{Notebook: p.snap, Static: res, Focus: c.ID, Only: judge.LayerShadow, Progress: rt.s.progress(ctx),
+	jp := judge.Pass{Notebook: p.snap, Static: res, Session: p.d.sess, ExecCount: a.latestExecCount(), Force: true,
+		Focus: c.ID, Only: judge.LayerShadow, Progress: rt.s.progress(ctx),
 		Publish: func(ans judge.Answer) {
 			sink.publish(ans)
 			if ans.Layer != judge.LayerShadow {

@@ -27,7 +27,7 @@ func (s *Server) didOpenNotebook(ctx context.Context, params json.RawMessage) (a
 	for _, pr := range problems {
 		s.logf(protocol.MessageTypeWarning, "notebookDocument/didOpen %s: %s", p.NotebookDocument.URI, pr)
 	}
-	d := newDocument(p.NotebookDocument.URI, nb)
+	d := newDocument(p.NotebookDocument.URI, nb, s.analysisLog(p.NotebookDocument.URI))
 	s.mu.Lock()
 	if old := s.docs[d.uri]; old != nil {
 		// Opened twice without a close: the new open wins.
@@ -187,12 +187,9 @@ const bigClose = 1 << 20
 // the notebook was opened.
 func (s *Server) release(d *document) {
 	d.passes.Wait()
-	d.amu.Lock()
-	d.analyzer.Close()
-	d.amu.Unlock()
+	d.sess.Close()
 	d.rmu.Lock()
 	d.static, d.staticSnap, d.pubCache = nil, nil, nil
-	d.layers = map[string]*cellLayers{}
 	d.rmu.Unlock()
 	size := 0
 	s.mu.Lock()
@@ -283,8 +280,8 @@ func (s *Server) setPercentText(d *document, text string, version int) *document
 		nb = notebook.ParsePercent(text, d.uri)
 	}
 	nb.Version = version
-	if d.analyzer == nil {
-		fresh := newDocument(d.uri, nb)
+	if d.sess == nil {
+		fresh := newDocument(d.uri, nb, s.analysisLog(d.uri))
 		fresh.percent, fresh.text = true, text
 		return fresh
 	}
