@@ -97,32 +97,23 @@ func renameKeyword(in *Input, kw string) []Candidate {
 
 // inplaceMisuse finds `x = x.method(..., inplace=True)` in the cell or the history.
 func inplaceMisuse(in *Input) []Candidate {
-	type site struct {
-		cell  string
-		index int
-		text  string
-	}
-	sites := []site{{"", -1, in.Text}}
-	for i := len(in.History) - 1; i >= 0; i-- {
-		sites = append(sites, site{in.History[i].ID, in.History[i].Index, in.History[i].Text})
-	}
 	var out []Candidate
-	for _, s := range sites {
-		for l, line := range lines(s.text) {
+	for _, s := range in.editSites() {
+		for l, line := range lines(s.Text) {
 			m := inplaceRE.FindStringSubmatchIndex(stripComment(line))
 			if m == nil || line[m[4]:m[5]] != line[m[6]:m[7]] {
 				continue
 			}
-			if s.cell == "" && l >= in.crashLine() {
+			if s.ID == "" && l >= in.crashLine() {
 				continue
 			}
 			r := finding.Range{Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[8]])}, End: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[9]])}}
 			e := replaceAt(r, "")
-			e.Cell = s.cell
+			e.Cell = s.ID
 			name := line[m[4]:m[5]]
 			title := fmt.Sprintf("Drop inplace=True: %s = %s.… gets None with it", name, name)
-			if s.cell != "" {
-				title += fmt.Sprintf(" (cell %d; run it again)", s.index+1)
+			if s.ID != "" {
+				title += fmt.Sprintf(" (cell %d; run it again)", s.Index+1)
 			}
 			out = append(out, Candidate{
 				Fix:   finding.Fix{Title: title, Edits: []finding.Edit{e}},

@@ -29,20 +29,10 @@ func emptySelectionGen(in *Input) []Candidate {
 	if !zeroSamplesRE.MatchString(in.message()) {
 		return nil
 	}
-	type site struct {
-		cell  string
-		index int
-		text  string
-		upto  int
-	}
-	sites := []site{{"", -1, in.Text, in.crashLine()}}
-	for i := len(in.History) - 1; i >= 0; i-- {
-		sites = append(sites, site{in.History[i].ID, in.History[i].Index, in.History[i].Text, -1})
-	}
-	for _, s := range sites {
+	for _, s := range in.editSites() {
 		var edits []finding.Edit
 		var cols []string
-		for l, line := range lines(s.text) {
+		for l, line := range lines(s.Text) {
 			if s.upto >= 0 && l > s.upto {
 				break
 			}
@@ -54,7 +44,7 @@ func emptySelectionGen(in *Input) []Candidate {
 					continue
 				}
 				r := finding.Range{Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[10]])}, End: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[13]+1])}}
-				edits = append(edits, finding.Edit{Cell: s.cell, Range: r, NewText: code[m[12]:m[13]]})
+				edits = append(edits, finding.Edit{Cell: s.ID, Range: r, NewText: code[m[12]:m[13]]})
 				cols = append(cols, frame+"['"+col+"']")
 			}
 		}
@@ -62,8 +52,8 @@ func emptySelectionGen(in *Input) []Candidate {
 			continue
 		}
 		title := "Compare with the number, not its text"
-		if s.cell != "" {
-			title += fmt.Sprintf(" in cell %d (run it again)", s.index+1)
+		if s.ID != "" {
+			title += fmt.Sprintf(" in cell %d (run it again)", s.Index+1)
 		}
 		return []Candidate{{
 			Fix:   finding.Fix{Title: title, Edits: edits},

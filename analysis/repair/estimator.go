@@ -167,17 +167,8 @@ func assignedIn(in *Input, name string) bool {
 // probability builds the SVC with probability=True where it is constructed (this cell or
 // the latest earlier one), so predict_proba exists after the fit that follows.
 func probability(in *Input) []Candidate {
-	type site struct {
-		cell  string
-		index int
-		text  string
-	}
-	sites := []site{{"", -1, in.Text}}
-	for i := len(in.History) - 1; i >= 0; i-- {
-		sites = append(sites, site{in.History[i].ID, in.History[i].Index, in.History[i].Text})
-	}
-	for _, s := range sites {
-		for l, line := range lines(s.text) {
+	for _, s := range in.editSites() {
+		for l, line := range lines(s.Text) {
 			loc := svcRE.FindStringIndex(stripComment(line))
 			if loc == nil {
 				continue
@@ -191,10 +182,10 @@ func probability(in *Input) []Candidate {
 				text = "probability=True"
 			}
 			p := finding.Position{Line: l, Character: analysis.UTF16Len(line[:closeAt])}
-			e := finding.Edit{Cell: s.cell, Range: finding.Range{Start: p, End: p}, NewText: text}
+			e := finding.Edit{Cell: s.ID, Range: finding.Range{Start: p, End: p}, NewText: text}
 			title := "Build the SVC with probability=True"
-			if s.cell != "" {
-				title += fmt.Sprintf(" in cell %d (run it again)", s.index+1)
+			if s.ID != "" {
+				title += fmt.Sprintf(" in cell %d (run it again)", s.Index+1)
 			}
 			return []Candidate{{Fix: finding.Fix{Title: title, Edits: []finding.Edit{e}}, Keeps: "the same model, fitted with the probability estimates predict_proba needs"}}
 		}

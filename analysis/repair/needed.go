@@ -42,32 +42,17 @@ func neededGen(in *Input) []Candidate {
 	if want <= 0 || got <= 0 || want == got {
 		return nil
 	}
-	type site struct {
-		cell  string
-		index int
-		facts *analysis.CellFacts
-		text  string
-	}
-	sites := []site{{"", -1, in.Facts, in.Text}}
-	for i := len(in.History) - 1; i >= 0; i-- {
-		h := in.History[i]
-		f := h.Facts
-		if f == nil {
-			f = analysis.ParseCell(h.Text)
-		}
-		sites = append(sites, site{h.ID, h.Index, f, h.Text})
-	}
-	for _, s := range sites {
+	for _, s := range in.editSites() {
 		var out []Candidate
-		for _, arg := range sizeArgs(s.facts, want) {
+		for _, arg := range sizeArgs(s.Facts, want) {
 			for _, text := range resized(arg, want, got) {
 				e := replaceAt(arg.Range, text)
-				e.Cell = s.cell
+				e.Cell = s.ID
 				title := fmt.Sprintf("Set %s to %s", what, text)
 				keeps := fmt.Sprintf("the layer gets %d %s per sample; it was built for %d (%s)", got, strings.TrimPrefix(what, "in_"), want, strings.TrimSpace(arg.Text))
-				if s.cell != "" {
-					title += fmt.Sprintf(" in cell %d (then run it again)", s.index+1)
-					keeps += fmt.Sprintf("; cell %d defines the layer", s.index+1)
+				if s.ID != "" {
+					title += fmt.Sprintf(" in cell %d (then run it again)", s.Index+1)
+					keeps += fmt.Sprintf("; cell %d defines the layer", s.Index+1)
 				}
 				out = append(out, Candidate{Fix: finding.Fix{Title: title, Edits: []finding.Edit{e}}, Keeps: keeps})
 			}

@@ -134,3 +134,25 @@ func siteLineRange(lines []string, l int) finding.Range {
 	start := len(s) - len(strings.TrimLeft(s, " \t"))
 	return finding.Range{Start: finding.Position{Line: l, Character: analysis.UTF16Len(s[:start])}, End: finding.Position{Line: l, Character: analysis.UTF16Len(s)}}
 }
+
+// editSite is a cell a repair may edit: the crashing cell itself (ID "" and Index -1, read
+// up to its crash line, upto) or an executed cell (upto -1: all of it).
+type editSite struct {
+	Cell
+	upto int
+}
+
+// editSites are the places a repair that edits where something was built looks, in the
+// order it prefers them: the crashing cell, then the executed history newest first, so the
+// nearest definition wins. Every site has its facts.
+func (in *Input) editSites() []editSite {
+	sites := []editSite{{Cell{ID: "", Index: -1, Text: in.Text, Facts: in.Facts}, in.crashLine()}}
+	for i := len(in.History) - 1; i >= 0; i-- {
+		h := in.History[i]
+		if h.Facts == nil {
+			h.Facts = analysis.ParseCell(h.Text)
+		}
+		sites = append(sites, editSite{h, -1})
+	}
+	return sites
+}
