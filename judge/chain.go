@@ -30,7 +30,7 @@ import (
 // chain returns the composites of c with the repairs of the failure c's run ended in, at
 // most limit, prepared to run; none when that failure is no progress past the original
 // crash. Only an error from the kernel (busy, dead, cancelled) is returned as an error.
-func (j *Judge) chain(ctx context.Context, c *candidate, base repair.Input, insp *facts.Inspection, nb *notebook.Notebook, target string, hist []repair.Cell, texts map[string]string, seen map[string]bool, limit int) ([]*candidate, error) {
+func (j *Judge) chain(ctx context.Context, c *candidate, base repair.Input, insp *facts.Inspection, nb *notebook.Notebook, target string, hist []repair.Cell, texts map[string]string, guard *repair.Guard, limit int) ([]*candidate, error) {
 	o := c.outcome
 	if o.Status != facts.ShadowError || o.Line <= 0 || limit <= 0 {
 		return nil, nil
@@ -90,7 +90,7 @@ func (j *Judge) chain(ctx context.Context, c *candidate, base repair.Input, insp
 		stepTexts[id] = t
 	}
 	var out []*candidate
-	for _, rc := range repair.Candidates(next) {
+	for _, rc := range repair.Candidates(next, nil) {
 		if len(out) == limit {
 			break
 		}
@@ -114,11 +114,10 @@ func (j *Judge) chain(ctx context.Context, c *candidate, base repair.Input, insp
 				fix.Edits = append(fix.Edits, e)
 			}
 		}
-		k := repair.Key(fix)
-		if seen[k] || len(fix.Edits) == 0 || !repair.IntentKept(base, fix) {
+		if !guard.Admit(nil, fix) {
 			continue
 		}
-		seen[k] = true
+		k := repair.Key(fix)
 		nc := j.prepare(nb, target, hist, texts, fix)
 		nc.keeps = strings.Trim(c.keeps+"; "+rc.Keeps, "; ")
 		nc.steps = append(append([]string(nil), c.steps...), rc.Fix.Title)

@@ -38,8 +38,6 @@ const (
 	maxVerifiedFixes = 3
 	// maxUnverifiedFixes is how many fixes that could not be verified are offered below them.
 	maxUnverifiedFixes = 2
-	// maxCandidatesPerFinding bounds the shadow runs spent on one finding.
-	maxCandidatesPerFinding = 8
 	// maxCrashFindings bounds the findings of one cell that get candidates.
 	maxCrashFindings = 2
 	// maxReplayCells bounds the executed cells re-run to verify a fix to an earlier cell.
@@ -189,37 +187,23 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]finding.F
 	}
 	// Candidates per finding, the finding's own fixes (rules, LLM) first.
 	cands := make([][]*candidate, len(crashes))
-	seens := make([]map[string]bool, len(crashes))
+	guards := make([]*repair.Guard, len(crashes))
 	total := 0
 	for n, i := range crashes {
-		seen := map[string]bool{}
-		seens[n] = seen
-		add := func(f finding.Fix, keeps string) {
-			f.Title = strings.TrimSpace(f.Title)
-			f.Verified, f.Preferred = false, false
-			k := repair.Key(f)
-			if seen[k] || len(f.Edits) == 0 || len(cands[n]) >= maxCandidatesPerFinding || !repair.IntentKept(inputs[n], f) {
-				return
-			}
-			seen[k] = true
-			c := j.prepare(nb, req.CellID, hist, texts, f)
-			c.keeps = keeps
-			if c.outcome.Key == "" {
-				c.outcome.Key = k
-			}
-			cands[n] = append(cands[n], c)
-		}
+		guards[n] = repair.NewGuard(inputs[n])
 		own := out[i].Fixes
 		if m := nameErrRE.FindStringSubmatch(inputs[n].Message + " " + out[i].Message); m != nil && out[i].Exception == "NameError" && unrun[m[1]] {
 			// A cell that has not run defines the name: renaming the use to another name
 			// would change the data. The library's repair copies that cell's binding.
 			own = nil
 		}
-		for _, f := range own {
-			add(f, "")
-		}
-		for _, c := range repair.Candidates(inputs[n]) {
-			add(c.Fix, c.Keeps)
+		for _, rc := range repair.Candidates(inputs[n], guards[n], own...) {
+			c := j.prepare(nb, req.CellID, hist, texts, rc.Fix)
+			c.keeps = rc.Keeps
+			if c.outcome.Key == "" {
+				c.outcome.Key = repair.Key(rc.Fix)
+			}
+			cands[n] = append(cands[n], c)
 		}
 		total += len(cands[n])
 	}
@@ -264,7 +248,7 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]finding.F
 				break
 			}
 			if chainRuns > 0 && c.outcome.Status == facts.ShadowError && len(c.steps) < maxChainSteps {
-				more, err := j.chain(ctx, c, inputs[n], insp, nb, req.CellID, hist, texts, seens[n], min(chainRuns, maxChainNext))
+				more, err := j.chain(ctx, c, inputs[n], insp, nb, req.CellID, hist, texts, guards[n], min(chainRuns, maxChainNext))
 				if err != nil {
 					stop = err
 					break

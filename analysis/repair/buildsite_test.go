@@ -93,7 +93,7 @@ func TestBuildSiteRepairs(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, c := range Candidates(tc.in) {
+			for _, c := range Candidates(tc.in, nil) {
 				if c.Family == "build-site" {
 					got = append(got, applied(t, tc.in, c))
 				}

@@ -155,7 +155,7 @@ func TestCallRepairs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cs := Candidates(tc.in)
+			cs := Candidates(tc.in, nil)
 			var got []string
 			for _, c := range cs {
 				got = append(got, applied(t, tc.in, c))

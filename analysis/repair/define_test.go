@@ -164,7 +164,7 @@ func TestNameCandidates(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cs := Candidates(tc.in)
+			cs := Candidates(tc.in, nil)
 			if tc.want == "" {
 				if len(cs) > 0 {
 					t.Fatalf("want no candidate, got %q: %q", cs[0].Fix.Title, applied(t, tc.in, cs[0]))

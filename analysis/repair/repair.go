@@ -91,15 +91,57 @@ func register(f family) { families = append(families, f) }
 // maxCandidates bounds the candidates of one finding: each costs a shadow run.
 const maxCandidates = 8
 
-// Candidates returns the repairs the library proposes for in.Finding, best first, without
-// duplicates and without any edit that would not keep the cell's intent. A family that
+// Guard is the one gate every candidate fix of one finding passes, whoever proposed it
+// (the library's families, a rule, the LLM, a chained composite): a fix with no edit, one
+// already admitted (by Key), and one that does not keep the cell's intent (IntentKept) are
+// refused. The zero Guard is not usable: make one with NewGuard.
+type Guard struct {
+	in   Input
+	seen map[string]bool
+}
+
+// NewGuard returns the guard for the candidates of in.Finding.
+func NewGuard(in Input) *Guard { return &Guard{in: in, seen: map[string]bool{}} }
+
+// Admit reports whether fix may be tried, and marks it seen. at is the input the fix was
+// made for (the site's, when a family ran at the frame that raised); nil is the guard's.
+func (g *Guard) Admit(at *Input, fix finding.Fix) bool {
+	if at == nil {
+		at = &g.in
+	}
+	return len(fix.Edits) > 0 && IntentKept(*at, fix) && g.first(fix)
+}
+
+// first reports whether fix was not admitted before, and marks it seen.
+func (g *Guard) first(fix finding.Fix) bool {
+	k := fixKey(fix)
+	if g.seen[k] {
+		return false
+	}
+	g.seen[k] = true
+	return true
+}
+
+// Candidates returns the repairs for in.Finding, best first, at most maxCandidates: the
+// finding's own fixes (own: a rule's or the LLM's, in their order), then the library's.
+// Every one has passed g (NewGuard(in) when nil), so a caller that composes more
+// candidates later (chained repair) passes them through the same guard. A family that
 // panics on odd input costs its candidates only.
-func Candidates(in Input) []Candidate {
+func Candidates(in Input, g *Guard, own ...finding.Fix) []Candidate {
 	if in.Finding.Exception == "" {
 		return nil
 	}
+	if g == nil {
+		g = NewGuard(in)
+	}
 	var out []Candidate
-	seen := map[string]bool{}
+	for _, f := range own {
+		f.Title = strings.TrimSpace(f.Title)
+		f.Verified, f.Preferred = false, false
+		if g.Admit(nil, f) {
+			out = append(out, Candidate{Fix: f, Family: "finding"})
+		}
+	}
 	// The sites, the crash's first: the crashing cell, then the cell whose code raised.
 	sites := []*Input{&in}
 	if in.Site != nil {
@@ -107,24 +149,20 @@ func Candidates(in Input) []Candidate {
 	}
 	for k, at := range sites {
 		for _, f := range families {
-			cs := safeGen(f, at)
 			var kept []Candidate
-			for _, c := range cs {
+			for _, c := range safeGen(f, at) {
 				if len(c.Fix.Edits) > 0 && IntentKept(*at, c.Fix) {
 					kept = append(kept, c)
 				}
 			}
 			if k > 0 {
-				kept = moveTo(kept, *in.Site)
+				kept = moveTo(kept, *in.Site) // keyed where it edits
 			}
 			for _, c := range kept {
-				c.Family = f.name
-				key := fixKey(c.Fix)
-				if seen[key] {
-					continue
+				if g.first(c.Fix) {
+					c.Family = f.name
+					out = append(out, c)
 				}
-				seen[key] = true
-				out = append(out, c)
 			}
 		}
 	}
