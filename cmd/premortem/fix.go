@@ -9,25 +9,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
 
-	"github.com/premortem/premortem/analysis/repair"
-	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/internal/report"
 	"github.com/premortem/premortem/judge"
-	"github.com/premortem/premortem/notebook"
 )
 
 func init() {
 	register("fix", "apply the top verified fix of each cell predicted to crash", runFix)
-}
-
-// appliedFix is one fix `premortem fix` applied (or would apply).
-type appliedFix struct {
-	cell    int // the crashing cell (0-based)
-	finding finding.Finding
-	fix     finding.Fix
-	edited  []int // cells whose text changed
 }
 
 func runFix(args []string, stdout, stderr io.Writer) int {
@@ -76,7 +64,7 @@ func runFix(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "premortem fix: %v\n", err)
 		return 2
 	}
-	applied, unfixed := applyVerified(rep)
+	applied, unfixed := rep.ApplyVerified()
 	writeFixSummary(stdout, rep, applied, unfixed)
 	dest := *out
 	if *inPlace {
@@ -101,70 +89,7 @@ func runFix(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// applyVerified applies, to rep.Source, the best verified fix of the first crash finding of
-// each crashing cell that has one. A fix whose edits touch a cell an earlier fix already
-// changed is not applied (its ranges refer to the old text): the cell is reported unfixed.
-func applyVerified(rep *judge.Report) (applied []appliedFix, unfixed []int) {
-	nb := rep.Source
-	changed := map[string]bool{}
-	for _, v := range rep.Cells {
-		if v.Verdict != judge.VerdictCrash {
-			continue
-		}
-		f, fix := topVerified(v)
-		if fix == nil {
-			unfixed = append(unfixed, v.Index)
-			continue
-		}
-		texts := map[string]string{}
-		for _, c := range nb.Cells {
-			texts[c.ID] = c.Text
-		}
-		after, err := repair.ApplyFix(texts, v.CellID, *fix)
-		conflict := err != nil
-		for id := range after {
-			conflict = conflict || changed[id]
-		}
-		if conflict {
-			unfixed = append(unfixed, v.Index)
-			continue
-		}
-		a := appliedFix{cell: v.Index, finding: *f, fix: *fix}
-		for id, t := range after {
-			changed[id] = true
-			nb.Cells[nb.Index(id)] = withText(nb.Cell(id), t)
-			a.edited = append(a.edited, nb.Index(id))
-		}
-		sort.Ints(a.edited)
-		applied = append(applied, a)
-	}
-	return applied, unfixed
-}
-
-// topVerified returns the first crash finding with a verified fix, and that fix.
-func topVerified(v *judge.CellVerdict) (*finding.Finding, *finding.Fix) {
-	for i := range v.Findings {
-		f := &v.Findings[i]
-		if f.Exception == "" || (f.Severity != finding.SeverityError && f.Severity != finding.SeverityWarning) {
-			continue
-		}
-		for j := range f.Fixes {
-			if f.Fixes[j].Verified {
-				return f, &f.Fixes[j]
-			}
-		}
-	}
-	return nil, nil
-}
-
-// withText returns a copy of c with new text (cells are shared with the report's snapshot).
-func withText(c *notebook.Cell, text string) *notebook.Cell {
-	cp := *c
-	cp.Text = text
-	return &cp
-}
-
-func writeFixSummary(w io.Writer, rep *judge.Report, applied []appliedFix, unfixed []int) {
+func writeFixSummary(w io.Writer, rep *judge.Report, applied []judge.AppliedFix, unfixed []int) {
 	crashes := 0
 	for _, v := range rep.Cells {
 		if v.Verdict == judge.VerdictCrash {
@@ -173,14 +98,14 @@ func writeFixSummary(w io.Writer, rep *judge.Report, applied []appliedFix, unfix
 	}
 	fmt.Fprintf(w, "%s: %s judged, %d will crash, %d fixed with a verified fix\n", rep.Notebook, report.Count(len(rep.Cells), "cell"), crashes, len(applied))
 	for _, a := range applied {
-		fmt.Fprintf(w, "\ncell %d (index %d): %s\n  fix: %s\n", a.cell+1, a.cell, a.finding.Message, a.fix.Title)
-		for _, i := range a.edited {
-			if i != a.cell {
-				fmt.Fprintf(w, "  edited cell %d (index %d): run it again, and the cells after it, before cell %d\n", i+1, i, a.cell+1)
+		fmt.Fprintf(w, "\ncell %d (index %d): %s\n  fix: %s\n", a.Cell+1, a.Cell, a.Finding.Message, a.Fix.Title)
+		for _, i := range a.Edited {
+			if i != a.Cell {
+				fmt.Fprintf(w, "  edited cell %d (index %d): run it again, and the cells after it, before cell %d\n", i+1, i, a.Cell+1)
 			}
 		}
-		for _, e := range a.fix.Edits {
-			idx := report.EditCell(rep, a.cell, e)
+		for _, e := range a.Fix.Edits {
+			idx := report.EditCell(rep, a.Cell, e)
 			fmt.Fprintf(w, "  cell %d, line %d: %q\n", idx+1, e.Range.Start.Line+1, e.NewText)
 		}
 	}
