@@ -72,6 +72,8 @@ type Pass struct {
 	ExecCount int
 	// Force asks every layer again, even where the Session holds a current answer.
 	Force bool
+	// epoch is the Session's kernel epoch as the pass began (set by Run).
+	epoch int
 	// Only, when set, runs that layer alone for Focus (the editor's shadowRun command runs
 	// LayerShadow alone).
 	Only Layer
@@ -163,7 +165,8 @@ func (j *Judge) Run(ctx context.Context, p Pass) (*CellVerdict, error) {
 
 func (j *Judge) run(ctx context.Context, p Pass, stop context.CancelCauseFunc) (*CellVerdict, error) {
 	nb, sess := p.Notebook, p.Session
-	epoch := sess.Epoch()
+	p.epoch = sess.Epoch()
+	epoch := p.epoch
 	// Rules answers are stored at the count the pass began with (the inspection raises a
 	// cell's own); the focus cell's other layers at the newest count its inspections told.
 	var mu sync.Mutex
@@ -356,7 +359,7 @@ func (j *Judge) inspectAndCheck(ctx context.Context, p Pass, res *analysis.Resul
 	}
 	// Knowing the kernel's namespace makes the static layer's NameErrors certain and removes
 	// those the kernel disproves.
-	if p.Session.setNamespace(insp.Namespace) {
+	if p.Session.setNamespace(p.epoch, insp.Namespace) {
 		var res2 *analysis.Result
 		var err error
 		if perr := safely("static analysis", func() { res2, err = p.Session.Analyze(ctx, p.Notebook) }); perr != nil {

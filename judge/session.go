@@ -130,16 +130,17 @@ func (s *Session) Epoch() int {
 	return s.epoch
 }
 
-// setNamespace records the kernel's namespace for the static layer; it reports whether it
-// changed (the static layer is then run again).
-func (s *Session) setNamespace(names []string) bool {
+// setNamespace records the kernel's namespace, inspected in epoch, for the static layer; it
+// reports whether it changed (the static layer is then run again). The namespace of a
+// kernel that has since restarted is not kept: the new kernel's names are other names.
+func (s *Session) setNamespace(epoch int, names []string) bool {
 	if names == nil {
 		return false
 	}
 	ns := NameSet(names)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if reflect.DeepEqual(ns, s.namespace) {
+	if epoch != s.epoch || reflect.DeepEqual(ns, s.namespace) {
 		return false
 	}
 	s.namespace = ns

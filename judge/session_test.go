@@ -76,6 +76,12 @@ func TestSessionEpoch(t *testing.T) {
 	if s.keep(cell, old, 1, shadow) {
 		t.Fatal("an answer of the old kernel was stored after the restart")
 	}
+	if s.setNamespace(old, []string{"df"}) || s.namespace != nil {
+		t.Fatal("the old kernel's namespace was kept after the restart: the static layer would trust its names")
+	}
+	if !s.setNamespace(s.Epoch(), []string{"df"}) || s.setNamespace(s.Epoch(), []string{"df"}) {
+		t.Fatal("a new namespace must count as a change once, and the same one again as none")
+	}
 }
 
 // TestSessionSeed: the focus cell's current answers reach the pass, stale and provisional
