@@ -261,7 +261,7 @@ def _ds_recheck(meta, short, res, exc_name):
     node = nodes[idx] if idx < len(nodes) else None
     if node is None or _dr_header(node) is not None:
         return {"verdict": "unknown", "reason": "the crash is in a compound statement at line %d" % top}
-    names, funcs = _devrun_tainted(meta, short)
+    names, funcs = _devrun_tainted(meta, short, before=idx)
     rec = stmts[idx]
     ns = _user_ns()
     shell = _shell()
@@ -367,10 +367,13 @@ def _dr_header(node):
     return None  # a simple statement: all of it
 
 
-def _devrun_tainted(meta, short):
+def _devrun_tainted(meta, short, before=None):
     """Names that may hold what the shortened loops produced, and the functions whose calls
     run a shortened loop: the loops' products, then (to a fixed point) whatever a statement
-    computes from them or from calling such a function."""
+    computes from them or from calling such a function. before, the index of a top-level
+    statement, leaves out the top-level statements from it on: they run after it, so what
+    they store cannot reach it (`df["n"] = values` reads df, but does not taint it for
+    itself)."""
     names = set()
     called = set()
     for lid in short:
@@ -406,7 +409,9 @@ def _devrun_tainted(meta, short):
     while changed and rounds < 50:
         changed = False
         rounds += 1
-        for r in meta["stmts"]:
+        for i, r in enumerate(meta["stmts"]):
+            if before is not None and i >= before and r["func"] is None:
+                continue
             if names.intersection(r["reads"]) or funcs.intersection(r["calls"]):
                 new = set(r["stores"]) - names
                 if new:

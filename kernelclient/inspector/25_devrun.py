@@ -415,11 +415,16 @@ def _devrun_report(res):
                            full_size={"verdict": "unknown", "reason": why})
                 return {"devrun": out}
         if res.get("status") == "error" and short:
-            names, funcs = _devrun_tainted(meta, short)
-            line = 0
+            line, top = 0, None
             for fr in res.get("frames") or []:
                 if fr.get("in_cell"):
                     line = fr.get("line") or line  # the innermost frame in the cell
+                    top = line if top is None else top  # the outermost: a statement of the cell
+            before = None
+            for i, r in enumerate(meta["stmts"]):
+                if top is not None and r["func"] is None and not r["loops"] and r["lo"] <= top <= r["hi"]:
+                    before = i  # a top-level statement after the loops: what follows it is not its input
+            names, funcs = _devrun_tainted(meta, short, before=before)
             hit = set()
             for r in meta["stmts"]:
                 if r["lo"] <= line <= r["hi"]:

@@ -206,6 +206,18 @@ class DevRunTest(unittest.TestCase):
         fs = capped["devrun"]["full_size"]
         self.assertEqual(fs["verdict"], "unknown", fs)
 
+    def test_a_column_set_from_a_loop_is_rechecked_at_full_size(self):
+        # `frame["w"] = vals` reads frame but does not make it a product of the loop for
+        # itself: vals alone is put at its full size, and the statement runs again
+        SH.run_cell("import pandas as pd\nframe = pd.DataFrame({'v': range(50)})", store_history=False).raise_error()
+        for stop, status, verdict in (("len(frame)", "ok", "clean"), ("len(frame) - 1", "error", "crash")):
+            code = "vals = []\nfor i in range(%s):\n    vals.append(i * 2)\nframe['w'] = vals\n" % stop
+            full, capped = run(code)
+            self.assertEqual(full["status"], status)
+            self.assertEqual((capped["status"], capped["line"]), ("error", 4))
+            fs = capped["devrun"]["full_size"]
+            self.assertEqual(fs["verdict"], verdict, fs)
+
     def test_loop_over_a_few_items_runs_whole_while_there_is_time(self):
         # four models, one cheap iteration each: past the cap the loop goes on to its end
         full, capped = run("res = {}\nfor name in ['a', 'b', 'c', 'd']:\n    res[name] = len(name)\nv = res['d']\n")
