@@ -171,6 +171,10 @@ type DevRun struct {
 	// FullSize, on a likely crash, is the crash line run again with the loops' products at
 	// the sizes extrapolated to the full run (kernelclient/inspector/22_devsize.py).
 	FullSize *DevFullSize `json:"full_size,omitempty"`
+	// LastItem is set when the crash came in the last item of a loop, run after the cap.
+	// Not Likely, it is the full run's crash: the crash statement reads only the item and
+	// what the loop does not change.
+	LastItem *DevLastItem `json:"last_item,omitempty"`
 }
 
 // LibraryOnly reports whether the run shortened only the library's work, through the
@@ -223,6 +227,19 @@ type DevLoop struct {
 	// Shortened: the cap cut an entry short; Total is len() of its iterable when known.
 	Shortened bool `json:"shortened,omitempty"`
 	Total     int  `json:"total,omitempty"`
+	// Last: after the capped iterations the loop's last item ran too (the loop's edge: the
+	// last index, a DataLoader's smaller last batch); only for loops the full run surely
+	// takes to their end (no break or return in the body).
+	Last bool `json:"last,omitempty"`
+}
+
+// DevLastItem is the loop whose last item raised in a fast dev run (DevRun.LastItem).
+type DevLastItem struct {
+	Line   int    `json:"line"`
+	Header string `json:"header,omitempty"`
+	// Ran is the iterations run before the last item; Total the loop's length.
+	Ran   int `json:"ran"`
+	Total int `json:"total,omitempty"`
 }
 
 // Frame is one traceback frame.

@@ -330,6 +330,9 @@ func loopSummary(d *facts.DevRun) string {
 			p += fmt.Sprintf(" of %d", l.Total)
 		}
 		p += " iterations"
+		if l.Last {
+			p += " and the last"
+		}
 		if l.Entries > 1 {
 			p += fmt.Sprintf(" per entry (%d entries)", l.Entries)
 		}

@@ -135,6 +135,13 @@ func ShadowFindings(cellID, text string, cf *analysis.CellFacts, r *facts.Shadow
 				if fs := d.FullSize; fs != nil && fs.Verdict == facts.FullSizeCrash {
 					f.Evidence = append(f.Evidence, "at the full run's sizes ("+strings.Join(fs.Sizes, "; ")+") the line still raises "+r.Exception)
 				}
+			} else if li := d.LastItem; li != nil {
+				of := ""
+				if li.Total > 0 {
+					of = fmt.Sprintf(" (item %d of %d)", li.Total, li.Total)
+				}
+				f.Evidence = append(f.Evidence, fmt.Sprintf("fast dev run (%s): raised in the last item%s of the loop at line %d, run after the first %d; "+
+					"the crash line reads only the item and what the loop does not change, so the full run meets it there", loopSummary(d), of, li.Line, li.Ran))
 			} else {
 				f.Evidence = append(f.Evidence, fmt.Sprintf("fast dev run (%s): the crash line reads nothing the shortened loops produced", loopSummary(d)))
 			}

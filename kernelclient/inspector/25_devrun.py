@@ -23,7 +23,7 @@ _DR_FEW_ITEMS = 8
 
 
 class _DrStat(object):
-    __slots__ = ("entries", "ran", "cur", "shortened", "total", "short_ran")
+    __slots__ = ("entries", "ran", "cur", "shortened", "total", "short_ran", "last")
 
     def __init__(self):
         self.entries = 0  # times the loop started
@@ -32,6 +32,9 @@ class _DrStat(object):
         self.shortened = 0  # entries the cap cut short
         self.total = None  # len() of the iterable of a shortened entry, when known
         self.short_ran = 0
+        # the last item's iteration, run after the cap (_dr_last): 0 not run, 1 running (a
+        # crash now is that iteration's), 2 ran to its end
+        self.last = 0
 
 
 def _dr_stat(lid):
@@ -41,10 +44,80 @@ def _dr_stat(lid):
     return st
 
 
-def _dr_for(iterable, lid):
-    """The loop's iterable, stopped after the cap; the cap+1-th element is only peeked."""
+def _dr_for(iterable, lid, hint=None):
+    """The loop's iterable, stopped after the cap; the cap+1-th element is only peeked.
+    hint, for `enumerate(x)` and `zip(a, b)` over names, is ("enumerate", x, start) or
+    ("zip", a, b, ...): what the last item is made of (_dr_last)."""
     it = iter(iterable)  # as the for statement would: errors surface at the for line
-    return _dr_for_gen(iterable, it, lid)
+    return _dr_for_gen(iterable, it, lid, hint)
+
+
+# Sequences of at most this many items give their last one (a DataLoader its last batch).
+_DR_LAST_MAX = 5000000
+
+
+def _dr_last(iterable, hint=None):
+    """(n, the last item) of a loop's iterable when it is cheap to take without iterating
+    what comes before, as the loop would get it; None otherwise. The last item is where a
+    loop meets its edge: `x[i + 1]` at the last i, the last batch of a DataLoader that is
+    smaller than the others."""
+    if hint is not None:
+        kind, args = hint[0], hint[1:]
+        if kind == "enumerate":
+            got = _dr_last(args[0])
+            start = args[1] if len(args) > 1 else 0
+            if got is None or not isinstance(start, int):
+                return None
+            return got[0], (start + got[0] - 1, got[1])
+        if kind == "zip":
+            parts = [_dr_last(a) for a in args]
+            if not parts or any(p is None for p in parts) or len(set(p[0] for p in parts)) != 1:
+                return None  # zip stops at the shortest: its last item is no one's last
+            return parts[0][0], tuple(p[1] for p in parts)
+        return None
+    t = type(iterable)
+    mod = getattr(t, "__module__", "") or ""
+    name = t.__name__
+    try:
+        if t in (range, list, tuple):
+            n = len(iterable)
+            return (n, iterable[-1]) if 0 < n <= _DR_LAST_MAX else None
+        if (mod == "numpy" and name == "ndarray") or (mod == "torch" and name in ("Tensor", "Parameter")):
+            if len(iterable.shape) < 1 or not 0 < int(iterable.shape[0]) <= _DR_LAST_MAX:
+                return None
+            return int(iterable.shape[0]), iterable[-1]
+        if mod.startswith("pandas") and name == "Series":
+            n = len(iterable)
+            return (n, iterable.iloc[-1]) if 0 < n <= _DR_LAST_MAX else None
+        if mod.startswith("pandas") and name == "DataFrame":
+            n = len(iterable.columns)  # a frame iterates over its column labels
+            return (n, iterable.columns[-1]) if n else None
+        if mod.startswith("tqdm") and hasattr(iterable, "iterable"):
+            return _dr_last(iterable.iterable)
+        if mod.startswith("torch.utils.data") and name == "DataLoader":
+            return _dr_last_batch(iterable)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:
+        return None
+    return None
+
+
+def _dr_last_batch(loader):
+    """A map-style DataLoader's last batch: the indices its batch sampler gives last, fetched
+    and collated as the loader does (in this process, without workers)."""
+    import torch.utils.data as tud
+
+    ds = loader.dataset
+    if isinstance(ds, tud.IterableDataset) or loader.batch_sampler is None or not 0 < len(ds) <= _DR_LAST_MAX:
+        return None
+    n = len(loader)
+    idx = None
+    for idx in loader.batch_sampler:
+        pass
+    if not idx:
+        return None
+    return n, loader.collate_fn([ds[i] for i in idx])
 
 
 def _dr_after_lib(lid, st):
@@ -73,7 +146,7 @@ def _dr_more(iterable, k, began):
     return now + 2 * per < _DR["t0"] + _DR["window"]
 
 
-def _dr_for_gen(iterable, it, lid):
+def _dr_for_gen(iterable, it, lid, hint=None):
     st = _dr_stat(lid)
     st.entries += 1
     _dr_after_lib(lid, st)
@@ -92,7 +165,19 @@ def _dr_for_gen(iterable, it, lid):
                 st.total = int(len(iterable))
             except BaseException:
                 st.total = None
-            _ds_entry_done(lid, k, st.total)
+            last = _dr_last(iterable, hint) if (_DR.get("meta") or {}).get("loops", {}).get(lid, {}).get("last") else None
+            if last is not None and st.total is None:
+                st.total = last[0]  # enumerate(x), zip(a, b): the length of what they go over
+            if last is None or last[0] <= k + 1:
+                _ds_entry_done(lid, k, st.total)
+                break
+            # The loop's edge: its last item runs too, on the state the capped iterations
+            # left (a crash in it counts only where it reads nothing they carry over).
+            st.last = 1
+            yield last[1]
+            _ds_iter_done(lid, me.f_back)
+            st.last = 2
+            _ds_entry_done(lid, k + 1, st.total)
             break
         k += 1
         if k > st.ran:
@@ -211,6 +296,55 @@ def _dr_stmt_record(node, lmap):
     return {"lo": lo, "hi": max(lo, hi), "reads": reads, "stores": stores, "calls": calls}
 
 
+def _dr_pure(node):
+    """Whether evaluating the expression again has no effect: a name, a constant, an
+    attribute of one."""
+    import ast
+
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, (ast.Name, ast.Constant))
+
+
+def _dr_hint(node):
+    """For a loop over `enumerate(x[, start])` or `zip(a, b, ...)` of pure arguments: the
+    tuple expression ("enumerate", x, start) or ("zip", a, b...) that _dr_last reads (the
+    arguments are evaluated again, which is why they must be pure)."""
+    import ast
+
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name) or node.keywords:
+        return None
+    f, args = node.func.id, node.args
+    if f == "enumerate" and 1 <= len(args) <= 2 or f == "zip" and len(args) >= 2:
+        if all(_dr_pure(a) for a in args):
+            import copy
+
+            return ast.Tuple(elts=[ast.Constant(f)] + [copy.deepcopy(a) for a in args], ctx=ast.Load())
+    return None
+
+
+def _dr_leaves(body):
+    """Whether a loop body can leave the loop early: a break of its own (not an inner
+    loop's), or a return or yield."""
+    import ast
+
+    todo = list(body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom)):
+            return True
+        if isinstance(n, ast.Break):
+            return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(n, (ast.For, ast.AsyncFor, ast.While)):
+            # an inner loop's break leaves the inner loop only; a return leaves them all
+            todo.extend(x for x in ast.walk(n) if isinstance(x, (ast.Return, ast.Yield, ast.YieldFrom)))
+            continue
+        todo.extend(ast.iter_child_nodes(n))
+    return False
+
+
 class _DevrunXform(object):
     """Caps the loops of a cell's AST in place and records what each loop produces."""
 
@@ -296,14 +430,24 @@ class _DevrunXform(object):
                 prod = self.loops[lid]["produces"]
                 if kind == "for":
                     _dr_targets(s.target, prod)
+                    tg = set()
+                    _dr_targets(s.target, tg)
+                    self.loops[lid]["targets"] = sorted(tg)
                 calls = self.loops[lid]["calls"] = set()
                 for r in self.stmts[first:]:
                     if lid in r["loops"]:
                         prod.update(r["stores"])
                         calls.update(r["calls"])
                 if kind == "for":
-                    s.iter = self.locate(ast.Call(func=self.helper("_dr_for", s.iter), args=[s.iter, ast.Constant(lid)],
-                                                  keywords=[]), s.iter, keep=(s.iter,))
+                    # the last item runs after the cap only where the full run surely gets
+                    # to it: no break or return in the body
+                    self.loops[lid]["last"] = not _dr_leaves(s.body)
+                    args = [s.iter, ast.Constant(lid)]
+                    hint = _dr_hint(s.iter)
+                    if hint is not None:
+                        args.append(hint)
+                    s.iter = self.locate(ast.Call(func=self.helper("_dr_for", s.iter), args=args,
+                                                  keywords=[]), s.iter, keep=(s.iter,) + tuple(hint.elts[1:] if hint else ()))
                     out.append(s)
                 else:
                     check = self.locate(ast.Call(func=self.helper("_dr_while", s.test), args=[ast.Constant(lid)],
@@ -327,7 +471,8 @@ class _DevrunXform(object):
 
     def meta(self):
         funcs = {k: list(v) for k, v in self.funcs.items()}
-        return {"loops": {lid: dict(m, produces=sorted(m["produces"]), calls=sorted(m.get("calls", ())))
+        return {"loops": {lid: dict(m, produces=sorted(m["produces"]), calls=sorted(m.get("calls", ())),
+                                    targets=list(m.get("targets", ())))
                           for lid, m in self.loops.items()},
                 "stmts": [dict(r, reads=sorted(r["reads"]), stores=sorted(r["stores"]), calls=sorted(r["calls"]))
                           for r in self.stmts],
@@ -376,6 +521,85 @@ def _devrun_begin(meta, cap, budget=0.0):
     _dl_begin(sh.user_ns if sh is not None else _user_ns())
 
 
+def _dr_crash_line(res):
+    """The innermost line of the cell in the crash's traceback."""
+    line = 0
+    for fr in res.get("frames") or []:
+        if fr.get("in_cell"):
+            line = fr.get("line") or line
+    return line
+
+
+def _dr_span_reads(meta, i, pos):
+    """The names statement i reads inside the span pos (_tb_span) of the instruction that
+    raised, or None when that is not known."""
+    import ast
+
+    nodes = meta.get("nodes") or []
+    if not pos or i >= len(nodes) or nodes[i] is None:
+        return None
+    l0, c0, l1, c1 = pos
+    root = nodes[i]
+    parts = _dr_header(root)
+    out = set()
+    for p in (parts if parts is not None else [root]):
+        for n in ast.walk(p):
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and hasattr(n, "end_lineno"):
+                if (n.lineno, n.col_offset) >= (l0, c0) and (n.end_lineno, n.end_col_offset) <= (l1, c1):
+                    out.add(n.id)
+    return out
+
+
+def _dr_last_reads(meta, short, lid, res):
+    """For a crash in loop lid's last item: the names its statement reads that the capped run
+    holds otherwise than the full run would there (carried over from an earlier iteration
+    of the loop, or made by another shortened loop, or computed from those earlier in the
+    body), and why it cannot tell (a crash inside a function the loop calls); (set(), "")
+    when the statement reads only the last item and what the loop does not change: the full
+    run meets the same crash there."""
+    m = meta["loops"][lid]
+    frames = [f for f in res.get("frames") or [] if f.get("in_cell")]
+    top = ("<cell>", "<module>")
+    at = [i for i, f in enumerate(frames)
+          if (f.get("func") == m["func"] if m.get("func") else (f.get("func") or "<module>") in top)]
+    if not at:
+        return set(), "the crash's traceback does not pass through the loop at line %d" % m["line"]
+    if at[-1] != len(frames) - 1:
+        return set(), "the crash in the loop's last item came from inside %s, which the loop calls" % (
+            frames[-1].get("func") or "a function")
+    line = frames[at[-1]].get("line") or 0
+    body = [(i, r) for i, r in enumerate(meta["stmts"]) if lid in r["loops"]]
+    crash = None
+    for i, r in body:
+        if r["lo"] <= line <= r["hi"]:
+            crash = i
+    if crash is None:
+        return set(), "the crash line %d is not a statement of the loop's body" % line
+    names, funcs = _devrun_tainted(meta, short - {lid})
+    failed = _dr_span_reads(meta, crash, frames[at[-1]].get("pos"))
+    # torch.zeros(...) reads as a method call that changes torch: a module is no product
+    sh = _shell()
+    ns = sh.user_ns if sh is not None else _user_ns()
+    plain = lambda ss: set(x for x in ss if not isinstance(ns.get(x), types.ModuleType))
+    tainted = plain(names)
+    defined = set(m.get("targets") or ())
+    prods = plain(m["produces"])
+    for i, r in body:
+        rd = set(r["reads"])
+        carried = (rd & prods) - defined
+        t = (rd & tainted) | carried | (funcs & set(r["calls"]))
+        if i == crash:
+            if failed is not None:
+                # only what the failing sub-expression reads decides
+                t = (failed & (tainted | (prods - defined))) | (funcs & set(r["calls"]))
+            return t, ""
+        if t:
+            tainted.update(r["stores"])
+        tainted.update(carried)
+        defined.update(r["stores"])
+    return set(), "the crash statement was not found"
+
+
 def _devrun_report(res):
     """The fast dev run's part of the child's result ({} in a full run)."""
     meta = _DR.get("meta")
@@ -396,6 +620,8 @@ def _devrun_report(res):
                 short.add(lid)
                 if st.total is not None:
                     d["total"] = st.total
+                if st.last:
+                    d["last"] = True
             loops.append(d)
         lib = _dl_records()
         out = {"cap": cap, "loops": loops, "shortened": bool(short or lib)}
@@ -414,6 +640,22 @@ def _devrun_report(res):
                 out.update(crash_line=res.get("line") or 0, likely=True,
                            full_size={"verdict": "unknown", "reason": why})
                 return {"devrun": out}
+        edge = [lid for lid in sorted(short) if _DR["stats"][lid].last == 1]
+        if res.get("status") == "error" and edge:
+            # raised in a loop's last item, run after the cap
+            lid = edge[-1]
+            hit, why = _dr_last_reads(meta, short, lid, res)
+            m = meta["loops"][lid]
+            st = _DR["stats"][lid]
+            out["crash_line"] = _dr_crash_line(res)
+            out["last_item"] = {"line": m["line"], "header": m["header"], "ran": st.short_ran, "total": st.total or 0}
+            if hit or why:
+                out["likely"] = True
+                out["reads"] = sorted(hit)[:10]
+                out["full_size"] = {"verdict": "unknown", "reason": why or (
+                    "the crash came in the last item of the loop at line %d, run after the first %d iterations, on "
+                    "what the skipped iterations would have changed (%s)" % (m["line"], st.short_ran, ", ".join(sorted(hit)[:5])))}
+            return {"devrun": out}
         if res.get("status") == "error" and short:
             line, top = 0, None
             for fr in res.get("frames") or []:

@@ -285,6 +285,21 @@ def _is_memory_error(e):
                                                   or "std::bad_alloc" in msg)
 
 
+def _tb_span(tb):
+    """[line, col, end line, end col] of the instruction that raised in a traceback entry,
+    in the compiled (transformed) cell's coordinates, or None: the sub-expression that
+    failed (`values[i + 1]` inside `deltas.append(values[i + 1] - v)`). Python 3.11 keeps
+    these positions per instruction."""
+    try:
+        pos = list(tb.tb_frame.f_code.co_positions())[tb.tb_lasti // 2]
+    except BaseException:
+        return None
+    if pos is None or any(p is None for p in pos):
+        return None
+    line, end, col, end_col = pos  # co_positions' order
+    return [int(line), int(col), int(end), int(end_col)]
+
+
 def _frames(tb, code, lmap):
     frames = []
     started = False
@@ -310,6 +325,10 @@ def _frames(tb, code, lmap):
                   "in_cell": in_cell}
             if text:
                 fr["text"] = text
+            if in_cell:
+                pos = _tb_span(tb)
+                if pos is not None:
+                    fr["pos"] = pos
             frames.append(fr)
         tb = tb.tb_next
     if len(frames) > 30:

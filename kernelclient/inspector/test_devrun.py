@@ -56,7 +56,7 @@ class DevRunTest(unittest.TestCase):
         self.assertTrue(d["shortened"] and d["likely"])
         self.assertEqual(d["reads"], ["losses"])
         self.assertEqual(d["loops"], [{"line": 2, "kind": "for", "header": "i in range(100)", "entries": 1, "ran": 3,
-                                       "shortened": True, "total": 100}])
+                                       "shortened": True, "total": 100, "last": True}])
 
     def test_crash_in_first_iteration_is_confirmed_and_lines_exact(self):
         code = "total = 0\n# comment\nfor a, b in zip(items,\n                items):\n    total += a\n    bad = b['x']\n"
@@ -107,7 +107,7 @@ class DevRunTest(unittest.TestCase):
         self.assertEqual((capped["status"], capped["exception"], capped["line"]), ("error", "AssertionError", 9))
         fs = capped["devrun"]["full_size"]
         self.assertEqual(fs["verdict"], "clean", fs)
-        self.assertEqual(fs["sizes"], ["losses: 2 in the capped run, 20 at full length"])
+        self.assertEqual(fs["sizes"], ["losses: 3 in the capped run, 20 at full length"])
 
     def test_per_batch_list_at_full_size_still_crashes(self):
         code = self.CURVE.format(per_batch="        losses.append(loss)\n", per_epoch="pass")
@@ -115,7 +115,7 @@ class DevRunTest(unittest.TestCase):
         self.assertEqual((full["status"], full["exception"]), ("error", "AssertionError"))
         fs = capped["devrun"]["full_size"]
         self.assertEqual(fs["verdict"], "crash", fs)
-        self.assertEqual(fs["sizes"], ["losses: 6 in the capped run, 1000 at full length"])
+        self.assertEqual(fs["sizes"], ["losses: 12 in the capped run, 1000 at full length"])
 
     def test_derived_value_is_replayed_at_full_size(self):
         code = ("acc = []\nfor i in range(30):\n    acc.append(i * 2)\narr = np.array(acc)\nv = arr[29]\n")
@@ -218,19 +218,69 @@ class DevRunTest(unittest.TestCase):
             fs = capped["devrun"]["full_size"]
             self.assertEqual(fs["verdict"], verdict, fs)
 
+    def test_last_item_runs_after_the_cap(self):
+        # x[i + 1] at the last i: the capped run meets the full run's crash in the loop's
+        # last item, on a line that reads only the item and what the loop does not change
+        for code in ("for i in range(len(items)):\n    d = items[i + 1] - items[i]\n",
+                     "for j, v in enumerate(items):\n    d = items[j + 1] - v\n",
+                     # the list the body appends to is carried over, but what raised is the
+                     # subscript inside the argument, which reads only i and items
+                     "deltas = []\nfor i in range(len(items)):\n    deltas.append(items[i + 1] - items[i])\n"):
+            full, capped = run(code)
+            line = code.count("\n")
+            self.assertEqual((full["status"], full["exception"], full["line"]), ("error", "IndexError", line))
+            self.assertEqual((capped["status"], capped["exception"], capped["line"]), ("error", "IndexError", line), code)
+            d = capped["devrun"]
+            self.assertFalse(d.get("likely"), d)
+            self.assertEqual(d["last_item"]["total"], 1000)
+            self.assertTrue(d["loops"][0]["last"])
+        # the twin that stops one short runs its last item clean
+        full, capped = run("for i in range(len(items) - 1):\n    d = items[i + 1] - items[i]\n")
+        self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))
+        self.assertTrue(capped["devrun"]["shortened"])
+
+    def test_last_item_on_carried_state_is_not_confirmed(self):
+        # acc[i] at i = 999 fails in the capped run only because the skipped iterations
+        # did not append: it reads what the loop carries over, so it is likely, not a crash
+        full, capped = run("acc = []\nfor i in range(1000):\n    acc.append(i)\n    v = acc[i]\n")
+        self.assertEqual(full["status"], "ok")
+        self.assertEqual((capped["status"], capped["exception"]), ("error", "IndexError"))
+        d = capped["devrun"]
+        self.assertTrue(d["likely"])
+        self.assertEqual(d["full_size"]["verdict"], "unknown")
+        self.assertIn("acc", d["reads"])
+
+    def test_no_last_item_for_a_loop_that_may_break(self):
+        # the full run leaves at i == 10 and never meets i == 999
+        full, capped = run("for i in range(1000):\n    if i == 10:\n        break\n    y = 10 // (999 - i)\n")
+        self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))
+        self.assertFalse(capped["devrun"]["loops"][0].get("last"))
+
+    def test_last_batch_of_a_data_loader(self):
+        SH.run_cell("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+                    "loader = DataLoader(TensorDataset(torch.zeros(1050, 3)), batch_size=100, shuffle=True)",
+                    store_history=False).raise_error()
+        full, capped = run("for (xb,) in loader:\n    z = xb.view(100, 3)\n")
+        self.assertEqual((full["status"], full["exception"]), ("error", "RuntimeError"))
+        self.assertEqual((capped["status"], capped["exception"], capped["line"]), ("error", "RuntimeError", 2))
+        self.assertFalse(capped["devrun"].get("likely"), capped["devrun"])
+        full, capped = run("for (xb,) in loader:\n    z = xb.view(-1, 3)\n")
+        self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))
+
     def test_loop_over_a_few_items_runs_whole_while_there_is_time(self):
         # four models, one cheap iteration each: past the cap the loop goes on to its end
         full, capped = run("res = {}\nfor name in ['a', 'b', 'c', 'd']:\n    res[name] = len(name)\nv = res['d']\n")
         self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))
         self.assertFalse(capped["devrun"]["shortened"], capped["devrun"])
         self.assertEqual(capped["devrun"]["loops"][0]["ran"], 4)
-        # slow iterations: two more would not fit in half the budget, so the cap cuts it
+        # slow iterations: two more would not fit in half the budget, so the cap cuts it;
+        # the last item still runs, so res['e'] is there as in the full run
         full, capped = run("import time\nres = {}\nfor name in ['a', 'b', 'c', 'd', 'e']:\n    time.sleep(0.4)\n"
                            "    res[name] = 1\nv = res['e']\n", timeout=3.0, full=20.0)
-        self.assertEqual(full["status"], "ok")
-        self.assertEqual((capped["status"], capped["exception"]), ("error", "KeyError"))
+        self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))
         self.assertTrue(capped["devrun"]["shortened"])
-        self.assertTrue(capped["devrun"]["likely"])
+        self.assertEqual(capped["devrun"]["loops"][0]["ran"], 3)
+        self.assertTrue(capped["devrun"]["loops"][0]["last"])
         # many items: the cap holds however cheap the iterations are
         full, capped = run("acc = []\nfor i in range(9):\n    acc.append(i)\n")
         self.assertTrue(capped["devrun"]["shortened"])
