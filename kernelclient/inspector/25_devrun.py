@@ -23,7 +23,7 @@ _DR_FEW_ITEMS = 8
 
 
 class _DrStat(object):
-    __slots__ = ("entries", "ran", "cur", "shortened", "total", "short_ran", "last")
+    __slots__ = ("entries", "ran", "cur", "shortened", "total", "short_ran", "last", "began")
 
     def __init__(self):
         self.entries = 0  # times the loop started
@@ -35,6 +35,7 @@ class _DrStat(object):
         # the last item's iteration, run after the cap (_dr_last): 0 not run, 1 running (a
         # crash now is that iteration's), 2 ran to its end
         self.last = 0
+        self.began = 0.0  # when the current entry of a while loop began
 
 
 def _dr_stat(lid):
@@ -112,9 +113,21 @@ def _dr_last_batch(loader):
     if isinstance(ds, tud.IterableDataset) or loader.batch_sampler is None or not 0 < len(ds) <= _DR_LAST_MAX:
         return None
     n = len(loader)
-    idx = None
-    for idx in loader.batch_sampler:
-        pass
+    bs, sampler = loader.batch_sampler, loader.sampler
+    if type(bs) is tud.BatchSampler and type(sampler) in (tud.SequentialSampler, tud.RandomSampler) and \
+            len(sampler) == len(ds) and not getattr(sampler, "replacement", False):
+        # every index once, in batches of batch_size: the last batch holds what is left over
+        # (its indices are the sampler's order's last ones; which rows they are does not
+        # matter for the edge, which is the batch's size)
+        m = len(ds)
+        k = bs.batch_size if bs.drop_last or m % bs.batch_size == 0 else m % bs.batch_size
+        idx = list(range(m - k, m))
+    elif len(ds) <= 100000:
+        idx = None
+        for idx in bs:
+            pass
+    else:
+        return None
     if not idx:
         return None
     return n, loader.collate_fn([ds[i] for i in idx])
@@ -146,6 +159,17 @@ def _dr_more(iterable, k, began):
     return now + 2 * per < _DR["t0"] + _DR["window"]
 
 
+def _dr_late(k, began):
+    """Whether one more iteration, at the pace of this entry's k so far, would end past 80 %
+    of the capped run's budget: the loop is cut there, short of its cap, so that the capped
+    run answers within its budget (with what the cut loops produced) instead of being
+    stopped with nothing to say."""
+    if not _DR["window"] or k < 1:
+        return False
+    now = time.perf_counter()
+    return now + (now - began) / k > _DR["t0"] + 1.6 * _DR["window"]  # window is half the budget
+
+
 def _dr_for_gen(iterable, it, lid, hint=None):
     st = _dr_stat(lid)
     st.entries += 1
@@ -158,14 +182,16 @@ def _dr_for_gen(iterable, it, lid, hint=None):
     for x in it:
         if k:
             _ds_iter_done(lid, me.f_back)  # the loop's frame resumed us: iteration k ended
-        if k >= cap and not _dr_more(iterable, k, began):
+        if (k >= cap and not _dr_more(iterable, k, began)) or _dr_late(k, began):
             st.shortened += 1
             st.short_ran = k
             try:
                 st.total = int(len(iterable))
             except BaseException:
                 st.total = None
-            last = _dr_last(iterable, hint) if (_DR.get("meta") or {}).get("loops", {}).get(lid, {}).get("last") else None
+            last = None
+            if (_DR.get("meta") or {}).get("loops", {}).get(lid, {}).get("last") and not _dr_late(k, began):
+                last = _dr_last(iterable, hint)
             if last is not None and st.total is None:
                 st.total = last[0]  # enumerate(x), zip(a, b): the length of what they go over
             if last is None or last[0] <= k + 1:
@@ -194,6 +220,7 @@ def _dr_enter(lid):
     st.entries += 1
     _dr_after_lib(lid, st)
     st.cur = 0
+    st.began = time.perf_counter()
     _ds_entry(lid, sys._getframe(1), _dr_top(lid))
 
 
@@ -211,7 +238,7 @@ def _dr_while(lid):
         # a while loop's last iteration before its test turns false is not seen: its
         # sizes never fit exactly, so nothing is extrapolated through it
         _ds_iter_done(lid, sys._getframe(1))
-    if st.cur >= cap:
+    if st.cur >= cap or _dr_late(st.cur, st.began):
         st.shortened += 1
         st.short_ran = st.cur
         _ds_entry_done(lid, st.cur, None)

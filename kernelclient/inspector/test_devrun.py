@@ -267,6 +267,17 @@ class DevRunTest(unittest.TestCase):
         full, capped = run("for (xb,) in loader:\n    z = xb.view(-1, 3)\n")
         self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))
 
+    def test_slow_iterations_are_cut_before_the_budget_ends(self):
+        # one second an iteration, a 3 s budget: the cap of 3 would overrun it, so the loop
+        # is cut after 2 (and its last item skipped), and the line after it still answers
+        code = "import time\nfor i in range(100):\n    time.sleep(1.0)\nx = undefined_after_loop\n"
+        full, capped = run(code, timeout=3.0, full=4.0)
+        self.assertEqual(full["status"], "timeout")
+        self.assertEqual((capped["status"], capped["exception"], capped["line"]), ("error", "NameError", 4))
+        loop = capped["devrun"]["loops"][0]
+        self.assertEqual((loop["ran"], loop.get("last")), (2, None), loop)
+        self.assertFalse(capped["devrun"].get("likely"))
+
     def test_loop_over_a_few_items_runs_whole_while_there_is_time(self):
         # four models, one cheap iteration each: past the cap the loop goes on to its end
         full, capped = run("res = {}\nfor name in ['a', 'b', 'c', 'd']:\n    res[name] = len(name)\nv = res['d']\n")
