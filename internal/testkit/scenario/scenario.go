@@ -196,7 +196,8 @@ func (f *File) Format() []byte {
 }
 
 // Root returns the module's root directory (the nearest directory above the test's
-// working directory holding go.mod), so suites name testdata the same way from any depth.
+// working directory holding go.mod), so suites name testdata the same way from any depth
+// (and internal/tidy's checks walk the module from it).
 func Root(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
