@@ -69,7 +69,7 @@ type File struct {
 	// Sections are the archive's sections in file order, which several suites give a
 	// meaning to (cell order, message order).
 	Sections []Section
-	// Header holds the comment's "key: value" lines (see ParseHeader).
+	// Header holds the comment's "key: value" lines (see parseHeader).
 	Header map[string]string
 
 	archive *txtar.Archive
@@ -133,7 +133,7 @@ func Parse(path string, data []byte) *File {
 		Path:    path,
 		Name:    strings.TrimSuffix(filepath.Base(path), Ext),
 		Comment: string(a.Comment),
-		Header:  ParseHeader(string(a.Comment)),
+		Header:  parseHeader(string(a.Comment)),
 		archive: a,
 	}
 	for _, s := range a.Files {
@@ -142,11 +142,11 @@ func Parse(path string, data []byte) *File {
 	return f
 }
 
-// ParseHeader returns the "key: value" lines of a scenario comment, values trimmed; a
+// parseHeader returns the "key: value" lines of a scenario comment, values trimmed; a
 // later line of the same key wins. A line is a header line when the text before its
 // first colon is one word with no space or tab and the line does not start with "#", so
 // prose ("The twin of x: ...") and commented-out keys are not read as expectations.
-func ParseHeader(comment string) map[string]string {
+func parseHeader(comment string) map[string]string {
 	h := map[string]string{}
 	for _, line := range strings.Split(comment, "\n") {
 		k, v, ok := strings.Cut(line, ":")
