@@ -11,8 +11,8 @@ import (
 
 	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/internal/testkit/markers"
+	testkitscenario "github.com/premortem/premortem/internal/testkit/scenario"
 	"github.com/premortem/premortem/notebook"
-	"golang.org/x/tools/txtar"
 )
 
 // The scenario format is described in doc.go.
@@ -38,12 +38,9 @@ type scenario struct {
 
 func parseScenario(t *testing.T, path string) *scenario {
 	t.Helper()
-	ar, err := txtar.ParseFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := testkitscenario.Load(t, path)
 	sc := &scenario{nb: &notebook.Notebook{URI: path}}
-	for _, f := range ar.Files {
+	for _, f := range file.Sections {
 		fields := strings.Fields(f.Name)
 		if len(fields) == 0 {
 			t.Fatalf("%s: empty section name", path)
@@ -136,15 +133,11 @@ func check(t *testing.T, path string) {
 	}
 }
 
+// staticDir holds the static layer's scenarios.
+func staticDir(t *testing.T) string { return testkitscenario.Dir(t, "scenarios", "static") }
+
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "scenarios", "static", "*.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) < 25 {
-		t.Fatalf("found %d scenarios, want at least 25", len(files))
-	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".txtar"), func(t *testing.T) { check(t, f) })
+	for _, f := range testkitscenario.Paths(t, staticDir(t), 25) {
+		t.Run(strings.TrimSuffix(filepath.Base(f), testkitscenario.Ext), func(t *testing.T) { check(t, f) })
 	}
 }

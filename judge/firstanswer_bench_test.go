@@ -8,12 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/tools/txtar"
-
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/internal/testkit/python"
+	testkitscenario "github.com/premortem/premortem/internal/testkit/scenario"
 	"github.com/premortem/premortem/judge"
 )
 
@@ -24,22 +23,15 @@ import (
 // clean twin), the share of unknown, and the time to the first answer (p50, p90). Run it with
 // -benchtime 1x: each case starts a kernel and takes seconds.
 func BenchmarkFirstAnswer(b *testing.B) {
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "devset", "firstanswer", "*.txtar"))
-	if err != nil || len(files) == 0 {
-		b.Fatalf("no development set: %v", err)
-	}
+	files := testkitscenario.Paths(b, testkitscenario.Dir(b, "devset", "firstanswer"), 1)
 	python.Require(b, "ipykernel")
 	var lat []time.Duration
 	found, crashes, alarms, cleans, unknown := 0, 0, 0, 0, 0
 	for i := 0; i < b.N; i++ {
 		for _, f := range files {
-			a, err := txtar.ParseFile(f)
-			if err != nil {
-				b.Fatal(err)
-			}
 			parts := map[string]string{}
-			for _, fl := range a.Files {
-				parts[fl.Name] = string(fl.Data)
+			for _, s := range testkitscenario.Load(b, f).Sections {
+				parts[s.Name] = string(s.Data)
 			}
 			j := shadowBench(b, parts["ran.py"], 3*time.Second)
 			j.Options.ShadowFullTimeout = 3 * time.Second

@@ -15,6 +15,7 @@ import (
 
 	"github.com/premortem/premortem/analysis/repair"
 	"github.com/premortem/premortem/finding"
+	"github.com/premortem/premortem/internal/testkit/kernel"
 	"github.com/premortem/premortem/internal/testkit/python"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/kernelclient"
@@ -259,15 +260,11 @@ func replayEdited(ctx context.Context, path string, nb *notebook.Notebook, targe
 		texts[id] = tx
 	}
 	abs, _ := filepath.Abs(path)
-	k, err := kernelclient.Launch(ctx, kernelclient.LaunchOptions{KernelName: "python3", Cwd: filepath.Dir(abs), Env: append(os.Environ(), "MPLBACKEND=Agg")})
+	k, err := kernel.Launch(ctx, kernelclient.LaunchOptions{Cwd: filepath.Dir(abs), Env: append(os.Environ(), "MPLBACKEND=Agg")})
 	if err != nil {
 		return "launch: " + err.Error()
 	}
-	defer func() {
-		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
-		defer c()
-		_ = k.Shutdown(sctx)
-	}()
+	defer kernel.Stop(k)
 	for _, c := range append(nb.History(), nb.Cell(target)) {
 		cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 		res, err := k.Execute(cctx, texts[c.ID])

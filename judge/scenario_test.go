@@ -9,15 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/tools/txtar"
-
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/internal/testkit/python"
+	testkitscenario "github.com/premortem/premortem/internal/testkit/scenario"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/kernelclient"
-	"github.com/premortem/premortem/notebook"
 )
 
 // Scenario files (testdata/scenarios/check/*.txtar) describe a small notebook and what
@@ -44,45 +42,27 @@ import (
 // writes the target's lines ending in "\r\n" or a lone "\r" (Python numbers both as
 // lines; the expected line and mark are the same).
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "scenarios", "check", "*.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no scenario in testdata/scenarios/check")
-	}
 	python.Require(t, "ipykernel")
-	for _, file := range files {
-		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			sc := loadScenario(t, file)
-			for _, mode := range sc.modes {
-				t.Run(mode, func(t *testing.T) { sc.run(t, mode) })
-			}
-		})
-	}
+	testkitscenario.Run(t, testkitscenario.Dir(t, "scenarios", "check"), 1, func(t *testing.T, file *testkitscenario.File) {
+		t.Parallel()
+		sc := loadScenario(t, file)
+		for _, mode := range sc.modes {
+			t.Run(mode, func(t *testing.T) { sc.run(t, mode) })
+		}
+	})
 }
 
 type scenario struct {
-	archive *txtar.Archive
-	modes   []string
-	want    map[string]string
+	file  *testkitscenario.File
+	modes []string
+	want  map[string]string
 }
 
-func loadScenario(t *testing.T, path string) *scenario {
+// loadScenario reads a check or fix scenario's expectations from its header.
+func loadScenario(t *testing.T, file *testkitscenario.File) *scenario {
 	t.Helper()
-	a, err := txtar.ParseFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := &scenario{archive: a, modes: []string{"shadow"}, want: map[string]string{}}
-	for _, line := range strings.Split(string(a.Comment), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || strings.HasPrefix(line, "#") || strings.ContainsAny(k, " \t") {
-			continue
-		}
-		v = strings.TrimSpace(v)
+	sc := &scenario{file: file, modes: []string{"shadow"}, want: map[string]string{}}
+	for k, v := range file.Header {
 		if k == "modes" {
 			sc.modes = strings.Fields(v)
 			continue
@@ -90,7 +70,7 @@ func loadScenario(t *testing.T, path string) *scenario {
 		sc.want[k] = v
 	}
 	if sc.want["verdict"] == "" {
-		t.Fatalf("%s: no 'verdict:' expectation", path)
+		t.Fatalf("%s: no 'verdict:' expectation", file.Path)
 	}
 	return sc
 }
@@ -107,43 +87,15 @@ func (sc *scenario) expect(mode, key string) string {
 // notebook path and the target's cell index.
 func (sc *scenario) writeNotebook(t *testing.T, dir string) (string, int) {
 	t.Helper()
-	nb := notebook.NewPython("")
-	target, count := -1, 0
-	for _, f := range sc.archive.Files {
-		text := strings.TrimSuffix(string(f.Data), "\n")
-		switch f.Name {
-		case "ran.py":
-			count++
-			nb.AddCode(text, count)
-		case "target.py", "unrun.py":
-			if f.Name == "target.py" {
-				target = len(nb.Cells)
-				switch sc.want["line-endings"] {
-				case "crlf":
-					text = strings.ReplaceAll(text, "\n", "\r\n")
-				case "cr":
-					text = strings.ReplaceAll(text, "\n", "\r")
-				}
-			}
-			nb.AddCode(text, 0)
-		default:
-			if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+	nb, target := sc.file.Notebook(t)
+	switch sc.want["line-endings"] {
+	case "crlf":
+		nb.Cells[target].Text = strings.ReplaceAll(nb.Cells[target].Text, "\n", "\r\n")
+	case "cr":
+		nb.Cells[target].Text = strings.ReplaceAll(nb.Cells[target].Text, "\n", "\r")
 	}
-	if target < 0 {
-		t.Fatal("scenario has no target.py")
-	}
-	b, err := nb.MarshalIpynb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, "scenario.ipynb")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path, target
+	sc.file.WriteData(t, dir)
+	return testkitscenario.WriteNotebook(t, dir, nb), target
 }
 
 func (sc *scenario) run(t *testing.T, mode string) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,7 +11,9 @@ import (
 
 	"github.com/premortem/premortem/analysis/repair"
 	"github.com/premortem/premortem/finding"
+	"github.com/premortem/premortem/internal/testkit/kernel"
 	"github.com/premortem/premortem/internal/testkit/python"
+	testkitscenario "github.com/premortem/premortem/internal/testkit/scenario"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/kernelclient"
 	"github.com/premortem/premortem/notebook"
@@ -26,21 +27,16 @@ import (
 // applied and the notebook replayed in a fresh kernel, edited cells in place: the target
 // must run, since a verified fix that fails on the user's real run is a bug.
 func TestFixScenarios(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "scenarios", "fix", "*.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Fatal("no scenario in testdata/scenarios/fix")
-	}
 	python.Require(t, "ipykernel")
-	for _, file := range files {
-		name := strings.TrimSuffix(filepath.Base(file), ".txtar")
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			runFixScenario(t, loadScenario(t, file))
-		})
-	}
+	testkitscenario.Run(t, testkitscenario.Dir(t, "scenarios", "fix"), 1, func(t *testing.T, file *testkitscenario.File) {
+		t.Parallel()
+		sc := loadScenario(t, file)
+		// A NAME_nofix twin is the family's case where no edit is safe: the name promises it.
+		if strings.HasSuffix(file.Name, testkitscenario.NoFixSuffix) && sc.want["nofix"] != "true" {
+			t.Errorf("%s is named %s but does not say nofix: true", file.Path, testkitscenario.NoFixSuffix)
+		}
+		runFixScenario(t, sc)
+	})
 }
 
 func runFixScenario(t *testing.T, sc *scenario) {
@@ -166,15 +162,11 @@ func replayFixed(t *testing.T, ctx context.Context, dir string, nb *notebook.Not
 	for id, tx := range after {
 		texts[id] = tx
 	}
-	k, err := kernelclient.Launch(ctx, kernelclient.LaunchOptions{KernelName: "python3", Cwd: dir, Env: append(os.Environ(), "MPLBACKEND=Agg")})
+	k, err := kernel.Launch(ctx, kernelclient.LaunchOptions{Cwd: dir, Env: append(os.Environ(), "MPLBACKEND=Agg")})
 	if err != nil {
 		t.Fatalf("launch: %v", err)
 	}
-	defer func() {
-		sctx, c := context.WithTimeout(context.Background(), 5*time.Second)
-		defer c()
-		_ = k.Shutdown(sctx)
-	}()
+	defer kernel.Stop(k)
 	run := append(nb.History(), nb.Cell(target))
 	for _, c := range run {
 		res, err := k.Execute(ctx, texts[c.ID])

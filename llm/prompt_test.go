@@ -1,18 +1,15 @@
 package llm
 
 import (
-	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
-	"golang.org/x/tools/txtar"
-
 	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/finding"
+	testkitscenario "github.com/premortem/premortem/internal/testkit/scenario"
 )
 
 // scenario is one prompt test read from testdata/llm/prompts/*.txtar.
@@ -22,23 +19,20 @@ type scenario struct {
 	want []string
 }
 
-func loadScenario(t *testing.T, path string) scenario {
+func loadScenario(t *testing.T, file *testkitscenario.File) scenario {
 	t.Helper()
-	ar, err := txtar.ParseFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := file.Path
 	var sc scenario
 	type numbered struct {
 		n    int
 		text string
 	}
 	var cells []numbered
-	for _, f := range ar.Files {
+	for _, f := range file.Sections {
 		data := string(f.Data)
 		switch {
-		case strings.HasPrefix(f.Name, "cell "):
-			n, err := strconv.Atoi(strings.TrimPrefix(f.Name, "cell "))
+		case f.Verb() == "cell" && f.Arg() != "":
+			n, err := strconv.Atoi(f.Arg())
 			if err != nil {
 				t.Fatalf("%s: bad section %q", path, f.Name)
 			}
@@ -46,13 +40,9 @@ func loadScenario(t *testing.T, path string) scenario {
 		case f.Name == "target":
 			sc.in.Target = CellText{Index: 99, Text: strings.TrimRight(data, "\n")}
 		case f.Name == "facts.json":
-			if err := json.Unmarshal(f.Data, &sc.in.Facts); err != nil {
-				t.Fatalf("%s: facts.json: %v", path, err)
-			}
+			file.JSON(t, f, &sc.in.Facts)
 		case f.Name == "evidence.json":
-			if err := json.Unmarshal(f.Data, &sc.in.Evidence); err != nil {
-				t.Fatalf("%s: evidence.json: %v", path, err)
-			}
+			file.JSON(t, f, &sc.in.Evidence)
 		case f.Name == "config.json":
 			var c struct {
 				SendValues      bool  `json:"send_values"`
@@ -60,9 +50,7 @@ func loadScenario(t *testing.T, path string) scenario {
 				Dependencies    []int `json:"dependencies"`
 				Slice           bool  `json:"slice"`
 			}
-			if err := json.Unmarshal(f.Data, &c); err != nil {
-				t.Fatalf("%s: config.json: %v", path, err)
-			}
+			file.JSON(t, f, &c)
 			sc.cfg.SendValues = c.SendValues
 			sc.cfg.MaxPromptTokens = c.MaxPromptTokens
 			sc.in.Dependencies = c.Dependencies
@@ -92,57 +80,51 @@ func loadScenario(t *testing.T, path string) scenario {
 // TestPromptScenarios checks the prompt actually built: which cells are sent, the facts and
 // what of them is withheld, redaction, evidence and the numbered target.
 func TestPromptScenarios(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "llm", "prompts", "*.txtar"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no prompt scenarios: %v", err)
-	}
-	for _, path := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
-			sc := loadScenario(t, path)
-			p := BuildPrompt(sc.in, sc.cfg)
-			for _, w := range sc.want {
-				op, arg := w[:1], strings.TrimSpace(w[1:])
-				switch op {
-				case "+":
-					if !strings.Contains(p.User, arg) {
-						t.Errorf("prompt lacks %q", arg)
-					}
-				case "-":
-					if strings.Contains(p.User, arg) {
-						t.Errorf("prompt contains %q", arg)
-					}
-				case "=":
-					key, val, _ := strings.Cut(arg, " ")
-					var got string
-					switch key {
-					case "cells":
-						got = fmt.Sprint(p.Cells)
-					case "dropped":
-						got = fmt.Sprint(p.DroppedCells)
-					case "withheld":
-						got = fmt.Sprint(p.ValuesWithheld)
-					case "redactions":
-						got = fmt.Sprint(p.Redactions)
-					case "max_tokens":
-						if p.Tokens > sc.cfg.MaxPromptTokens {
-							t.Errorf("prompt has %d tokens, budget %d", p.Tokens, sc.cfg.MaxPromptTokens)
-						}
-						continue
-					default:
-						t.Fatalf("unknown check %q", key)
-					}
-					if got != val {
-						t.Errorf("%s = %s, want %s", key, got, val)
-					}
-				default:
-					t.Fatalf("bad want line %q", w)
+	testkitscenario.Run(t, testkitscenario.Dir(t, "llm", "prompts"), 1, func(t *testing.T, file *testkitscenario.File) {
+		sc := loadScenario(t, file)
+		p := BuildPrompt(sc.in, sc.cfg)
+		for _, w := range sc.want {
+			op, arg := w[:1], strings.TrimSpace(w[1:])
+			switch op {
+			case "+":
+				if !strings.Contains(p.User, arg) {
+					t.Errorf("prompt lacks %q", arg)
 				}
+			case "-":
+				if strings.Contains(p.User, arg) {
+					t.Errorf("prompt contains %q", arg)
+				}
+			case "=":
+				key, val, _ := strings.Cut(arg, " ")
+				var got string
+				switch key {
+				case "cells":
+					got = fmt.Sprint(p.Cells)
+				case "dropped":
+					got = fmt.Sprint(p.DroppedCells)
+				case "withheld":
+					got = fmt.Sprint(p.ValuesWithheld)
+				case "redactions":
+					got = fmt.Sprint(p.Redactions)
+				case "max_tokens":
+					if p.Tokens > sc.cfg.MaxPromptTokens {
+						t.Errorf("prompt has %d tokens, budget %d", p.Tokens, sc.cfg.MaxPromptTokens)
+					}
+					continue
+				default:
+					t.Fatalf("unknown check %q", key)
+				}
+				if got != val {
+					t.Errorf("%s = %s, want %s", key, got, val)
+				}
+			default:
+				t.Fatalf("bad want line %q", w)
 			}
-			if t.Failed() {
-				t.Logf("user prompt:\n%s", p.User)
-			}
-		})
-	}
+		}
+		if t.Failed() {
+			t.Logf("user prompt:\n%s", p.User)
+		}
+	})
 }
 
 func TestPromptSystemAsksForReasoningAndJSON(t *testing.T) {

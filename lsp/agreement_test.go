@@ -12,13 +12,12 @@ import (
 	"time"
 
 	"go.lsp.dev/protocol"
-	"golang.org/x/tools/txtar"
 
 	"github.com/premortem/premortem/internal/testkit/kernel"
 	"github.com/premortem/premortem/internal/testkit/python"
+	"github.com/premortem/premortem/internal/testkit/scenario"
 	"github.com/premortem/premortem/judge"
 	"github.com/premortem/premortem/kernelclient"
-	"github.com/premortem/premortem/notebook"
 )
 
 // TestEditorAgreesWithCheck: the same notebook and kernel state give the same findings in
@@ -34,51 +33,18 @@ func TestEditorAgreesWithCheck(t *testing.T) {
 		t.Skip("starts kernels")
 	}
 	python.Require(t, "ipykernel", "pandas", "numpy")
-	for _, name := range []string{"pandas_missing_column", "sandbox_csv_roundtrip", "pandas_missing_column_fixed"} {
-		t.Run(name, func(t *testing.T) { agreeOn(t, filepath.Join("..", "testdata", "scenarios", "check", name+".txtar")) })
+	for _, name := range []string{"pandas_missing_column", "sandbox_csv_roundtrip", "pandas_missing_column" + scenario.TwinSuffix} {
+		t.Run(name, func(t *testing.T) {
+			agreeOn(t, scenario.Load(t, filepath.Join(scenario.Dir(t, "scenarios", "check"), name+scenario.Ext)))
+		})
 	}
 }
 
-func agreeOn(t *testing.T, scenario string) {
-	a, err := txtar.ParseFile(scenario)
-	if err != nil {
-		t.Fatal(err)
-	}
+func agreeOn(t *testing.T, sc *scenario.File) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "scenario.ipynb")
-	nb := &notebook.Notebook{Type: "jupyter-notebook",
-		Metadata: map[string]any{"kernelspec": map[string]any{"name": "python3", "display_name": "Python 3", "language": "python"}}}
-	var ran []string
-	target := -1
-	for _, f := range a.Files {
-		text := strings.TrimSuffix(string(f.Data), "\n")
-		switch f.Name {
-		case "ran.py", "target.py", "unrun.py":
-			order := 0
-			if f.Name == "ran.py" {
-				ran = append(ran, text)
-				order = len(ran)
-			}
-			if f.Name == "target.py" {
-				target = len(nb.Cells)
-			}
-			nb.Cells = append(nb.Cells, &notebook.Cell{ID: fmt.Sprintf("cell-%d", len(nb.Cells)), Kind: notebook.Code, Language: "python", Text: text, ExecutionOrder: order})
-		default:
-			if err := os.WriteFile(filepath.Join(dir, f.Name), f.Data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if target < 0 {
-		t.Fatalf("%s has no target.py", scenario)
-	}
-	raw, err := nb.MarshalIpynb()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	nb, target := sc.Notebook(t)
+	sc.WriteData(t, dir)
+	path := scenario.WriteNotebook(t, dir, nb)
 
 	// The editor's settings, and the judge options they make: the command line gets the same.
 	init := map[string]any{"debounce": 10, "shadow": map[string]any{"mode": "safe", "timeout": "20s", "fullTimeout": "60s"}}
@@ -180,10 +146,8 @@ func agreeOn(t *testing.T, scenario string) {
 		t.Errorf("fixes differ\n check:  %v\n editor: %v", wantFixes, gotFixes)
 	}
 	// The notebooks must still be what the comparison is about (a crash, a clean cell).
-	for _, line := range strings.Split(string(a.Comment), "\n") {
-		if w, ok := strings.CutPrefix(line, "verdict: "); ok && v.Verdict != strings.TrimSpace(w) {
-			t.Errorf("check says %s, the scenario %s: the notebook no longer shows what this test compares", v.Verdict, w)
-		}
+	if w, ok := sc.Header["verdict"]; !ok || v.Verdict != w {
+		t.Errorf("check says %s, the scenario %q: the notebook no longer shows what this test compares", v.Verdict, w)
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/premortem/premortem/internal/testkit/python"
+	"github.com/premortem/premortem/internal/testkit/kernel"
 	"github.com/premortem/premortem/kernelclient"
 )
 
@@ -68,17 +68,7 @@ func BenchmarkBigNotebookMemory(b *testing.B) {
 	size := float64(bigNotebookBytes(cells)) / (1 << 20)
 	connection := ""
 	if os.Getenv("PREMORTEM_BIG_KERNEL") == "1" {
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		l, err := kernelclient.Launch(ctx, kernelclient.LaunchOptions{Python: python.Path(), Cwd: b.TempDir()})
-		cancel()
-		if err != nil {
-			b.Fatalf("launch kernel: %v", err)
-		}
-		b.Cleanup(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			_ = l.Shutdown(ctx)
-		})
+		l := kernel.Start(b, kernelclient.LaunchOptions{})
 		ectx, ecancel := context.WithTimeout(context.Background(), 60*time.Second)
 		r, err := l.Execute(ectx, cells[0].text)
 		ecancel()

@@ -2,11 +2,10 @@ package lsp
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"golang.org/x/tools/txtar"
+	"github.com/premortem/premortem/internal/testkit/scenario"
 )
 
 // TestScenarios replays recorded VS Code message sequences from testdata/lsp/*.txtar
@@ -26,24 +25,12 @@ import (
 //
 // Every scenario ends with shutdown and exit, and checks exit code 0.
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob("../testdata/lsp/*.txtar")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scenarios: %v", err)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
-			ar, err := txtar.ParseFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			runScenario(t, ar)
-		})
-	}
+	scenario.Run(t, scenario.Dir(t, "lsp"), 1, runScenario)
 }
 
-func runScenario(t *testing.T, ar *txtar.Archive) {
+func runScenario(t *testing.T, sc *scenario.File) {
 	c, exit := startInProcess(t)
-	files := ar.Files
+	files := sc.Sections
 	var initOptions any
 	if len(files) > 0 && files[0].Name == "initializationOptions" {
 		if err := json.Unmarshal(files[0].Data, &initOptions); err != nil {
@@ -55,7 +42,7 @@ func runScenario(t *testing.T, ar *txtar.Archive) {
 	var last rawResponse
 	var lastMethod string
 	for i, f := range files {
-		verb, arg, _ := strings.Cut(f.Name, " ")
+		verb, arg := f.Verb(), f.Arg()
 		body := strings.TrimSpace(string(f.Data))
 		params := func() any {
 			var p any
@@ -70,13 +57,7 @@ func runScenario(t *testing.T, ar *txtar.Archive) {
 		case "raw":
 			c.sendRaw([]byte(body))
 		case "expect":
-			var want []string
-			for _, l := range strings.Split(body, "\n") {
-				if l = strings.TrimSpace(l); l != "" {
-					want = append(want, l)
-				}
-			}
-			c.waitDiags(arg, diagSummaryStrings(want))
+			c.waitDiags(arg, diagSummaryStrings(f.Lines()))
 		case "call":
 			lastMethod = arg
 			last = c.call(arg, params())
@@ -84,8 +65,8 @@ func runScenario(t *testing.T, ar *txtar.Archive) {
 			if last.Error != nil {
 				t.Fatalf("%s: error %s, want a result", lastMethod, last.Error.Message)
 			}
-			for _, l := range strings.Split(body, "\n") {
-				if l = strings.TrimSpace(l); l != "" && !strings.Contains(string(last.Result), l) {
+			for _, l := range f.Lines() {
+				if !strings.Contains(string(last.Result), l) {
 					t.Errorf("%s result %s does not contain %q", lastMethod, last.Result, l)
 				}
 			}
@@ -93,8 +74,8 @@ func runScenario(t *testing.T, ar *txtar.Archive) {
 			if last.Error == nil {
 				t.Fatalf("%s: result %s, want an error", lastMethod, last.Result)
 			}
-			for _, l := range strings.Split(body, "\n") {
-				if l = strings.TrimSpace(l); l != "" && !strings.Contains(last.Error.Message, l) {
+			for _, l := range f.Lines() {
+				if !strings.Contains(last.Error.Message, l) {
 					t.Errorf("%s error %q does not contain %q", lastMethod, last.Error.Message, l)
 				}
 			}

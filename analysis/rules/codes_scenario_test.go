@@ -6,11 +6,13 @@ import (
 	"testing"
 
 	"github.com/premortem/premortem/finding"
+	testkitscenario "github.com/premortem/premortem/internal/testkit/scenario"
 	"github.com/premortem/premortem/internal/testkit/twins"
 )
 
 // TestEveryCodeHasScenarios: every code registered for the rules layer is expected by a
-// scenario in testdata/scenarios/rules whose `-ok` twin (the same name ending in -ok) is
+// scenario in testdata/scenarios/rules whose `_ok` twin (the same name ending in _ok,
+// scenario.TwinSuffix) is
 // the nearby correct cell or state, which must not produce it. Codes only other layers
 // emit carry their reason in the registry (finding.Rule.NoScenario), checked there.
 func TestEveryCodeHasScenarios(t *testing.T) {
@@ -20,7 +22,7 @@ func TestEveryCodeHasScenarios(t *testing.T) {
 		if sc.facts == nil {
 			continue // TestScenarios skips it, so it shows nothing yet
 		}
-		name := strings.TrimSuffix(filepath.Base(path), ".txtar")
+		name := strings.TrimSuffix(filepath.Base(path), testkitscenario.Ext)
 		scenarios[name] = []string{}
 		for _, w := range sc.want {
 			scenarios[name] = append(scenarios[name], w.code)
@@ -35,7 +37,7 @@ func TestEveryCodeHasScenarios(t *testing.T) {
 	if len(codes) < 40 {
 		t.Fatalf("only %d rules codes registered", len(codes))
 	}
-	for _, m := range twins.Missing(codes, scenarios, "-ok") {
+	for _, m := range twins.Missing(codes, scenarios) {
 		t.Error(m)
 	}
 }

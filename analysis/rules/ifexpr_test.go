@@ -15,7 +15,7 @@ import (
 // inside brackets, no space before a parenthesised condition), and not by searching the
 // text for " if ", which those layouts do not contain.
 func TestConditionalExpressionGuard(t *testing.T) {
-	sc := parseScenario(t, filepath.Join("..", "..", "testdata", "scenarios", "rules", "pandas-ifexpr-guard-ok.txtar"))
+	sc := parseScenario(t, filepath.Join(rulesDir(t), "pandas-ifexpr-guard_ok.txtar"))
 	env := envFrom(sc.facts) // df has 'Age', not 'age'
 	for _, tc := range []struct {
 		name, cell string

@@ -16,6 +16,7 @@ import (
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/analysis/rules"
 	"github.com/premortem/premortem/finding"
+	"github.com/premortem/premortem/internal/testkit/kernel"
 	"github.com/premortem/premortem/internal/testkit/python"
 	"github.com/premortem/premortem/kernelclient"
 )
@@ -133,15 +134,11 @@ func runCase(t *testing.T, root, id, version string) ([]finding.Finding, error) 
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	k, err := kernelclient.Launch(ctx, kernelclient.LaunchOptions{Python: python.Path(), Cwd: work})
+	k, err := kernel.Launch(ctx, kernelclient.LaunchOptions{Cwd: work})
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		k.Shutdown(ctx)
-	}()
+	defer kernel.Stop(k)
 	if _, err := k.Execute(ctx, "import matplotlib; matplotlib.use('Agg')"); err != nil {
 		return nil, err
 	}

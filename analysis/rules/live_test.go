@@ -15,8 +15,8 @@ import (
 	"github.com/premortem/premortem/analysis/rules"
 	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/internal/testkit/kernel"
+	testkitscenario "github.com/premortem/premortem/internal/testkit/scenario"
 	"github.com/premortem/premortem/kernelclient"
-	"golang.org/x/tools/txtar"
 )
 
 var update = flag.Bool("update", false, "rewrite the facts.json sections of scenarios with a setup.py from a real kernel")
@@ -41,7 +41,7 @@ func TestLiveScenarios(t *testing.T) {
 			continue
 		}
 		ran++
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
+		t.Run(strings.TrimSuffix(filepath.Base(path), testkitscenario.Ext), func(t *testing.T) {
 			exec := func(code string) *kernelclient.ExecuteResult {
 				t.Helper()
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -95,26 +95,15 @@ func TestLiveScenarios(t *testing.T) {
 // writeFacts replaces (or adds) the facts.json section of a scenario file.
 func writeFacts(t *testing.T, path string, ins any) {
 	t.Helper()
-	ar, err := txtar.ParseFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := testkitscenario.Load(t, path)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(ins); err != nil {
 		t.Fatal(err)
 	}
-	replaced := false
-	for i := range ar.Files {
-		if ar.Files[i].Name == "facts.json" {
-			ar.Files[i].Data, replaced = buf.Bytes(), true
-		}
-	}
-	if !replaced {
-		ar.Files = append(ar.Files, txtar.File{Name: "facts.json", Data: buf.Bytes()})
-	}
-	if err := os.WriteFile(path, txtar.Format(ar), 0o644); err != nil {
+	file.Set("facts.json", buf.Bytes())
+	if err := os.WriteFile(path, file.Format(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,7 +1,6 @@
 package rules_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -14,7 +13,7 @@ import (
 	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/finding"
 	"github.com/premortem/premortem/internal/testkit/markers"
-	"golang.org/x/tools/txtar"
+	testkitscenario "github.com/premortem/premortem/internal/testkit/scenario"
 )
 
 // Scenario files (testdata/scenarios/rules/*.txtar) hold:
@@ -89,13 +88,10 @@ func (x *envExtra) apply(env *rules.Env) *rules.Env {
 
 func parseScenario(t *testing.T, path string) *scenario {
 	t.Helper()
-	ar, err := txtar.ParseFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := testkitscenario.Load(t, path)
 	sc := &scenario{path: path}
 	haveCell := false
-	for _, f := range ar.Files {
+	for _, f := range file.Sections {
 		switch f.Name {
 		case "cell.py":
 			haveCell = true
@@ -119,16 +115,12 @@ func parseScenario(t *testing.T, path string) *scenario {
 			sc.cell = text
 		case "facts.json":
 			sc.facts = &facts.Inspection{}
-			if err := json.Unmarshal(f.Data, sc.facts); err != nil {
-				t.Fatalf("%s: facts.json: %v", path, err)
-			}
+			file.JSON(t, f, sc.facts)
 		case "setup.py":
 			sc.setup = string(f.Data)
 		case "env.json":
 			sc.env = &envExtra{}
-			if err := json.Unmarshal(f.Data, sc.env); err != nil {
-				t.Fatalf("%s: env.json: %v", path, err)
-			}
+			file.JSON(t, f, sc.env)
 		default:
 			t.Fatalf("%s: unknown section %q", path, f.Name)
 		}
@@ -227,19 +219,18 @@ func rangeText(r finding.Range) string {
 	return fmt.Sprintf("%d:%d-%d:%d", r.Start.Line, r.Start.Character, r.End.Line, r.End.Character)
 }
 
+// rulesDir holds the rules' scenarios.
+func rulesDir(t testing.TB) string { return testkitscenario.Dir(t, "scenarios", "rules") }
+
 func scenarioFiles(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "scenarios", "rules", "*.txtar"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scenarios: %v", err)
-	}
-	return files
+	return testkitscenario.Paths(t, rulesDir(t), 1)
 }
 
 // TestScenarios runs every scenario against its recorded facts.
 func TestScenarios(t *testing.T) {
 	for _, path := range scenarioFiles(t) {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
+		t.Run(strings.TrimSuffix(filepath.Base(path), testkitscenario.Ext), func(t *testing.T) {
 			sc := parseScenario(t, path)
 			if sc.facts == nil {
 				t.Skipf("%s has no facts.json yet: run go test -run TestLiveScenarios -update", path)
@@ -257,7 +248,7 @@ func TestScenarios(t *testing.T) {
 // several statements.
 func BenchmarkCheck(b *testing.B) {
 	t := &testing.T{}
-	sc := parseScenario(t, filepath.Join("..", "..", "testdata", "scenarios", "rules", "sklearn-split-propagation.txtar"))
+	sc := parseScenario(t, filepath.Join(rulesDir(b), "sklearn-split-propagation.txtar"))
 	cf := analysis.ParseCell(sc.cell)
 	env := envFrom(sc.facts)
 	b.ResetTimer()

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/premortem/premortem/internal/testkit/scenario"
 )
 
 // TestDocComments fails when a package of the module has no package doc
@@ -21,7 +23,7 @@ import (
 // directly rather than golang.org/x/tools/go/packages so it stays fast and does
 // not need the packages to type-check (others may be mid-edit).
 func TestDocComments(t *testing.T) {
-	root := moduleRoot(t)
+	root := scenario.Root(t) // go.mod's directory
 	pkgs, err := parsePackages(root)
 	if err != nil {
 		t.Fatal(err)
@@ -106,25 +108,6 @@ type parsedFile struct {
 	path string
 	fset *token.FileSet
 	file *ast.File
-}
-
-// moduleRoot walks up from the test's directory to the go.mod.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
 }
 
 // parsePackages parses every non-test Go file below root, grouped by directory.

@@ -23,23 +23,36 @@ func Start(t testing.TB, opts kernelclient.LaunchOptions, modules ...string) *ke
 	if testing.Short() {
 		t.Skip("short mode: starts a kernel")
 	}
-	if opts.Python == "" && opts.KernelName == "" {
-		opts.Python = python.Path()
-	}
 	python.Require(t, append([]string{"ipykernel"}, modules...)...)
 	if opts.Cwd == "" {
 		opts.Cwd = t.TempDir()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	l, err := kernelclient.Launch(ctx, opts)
+	l, err := Launch(ctx, opts)
 	if err != nil {
 		t.Fatalf("launch a kernel: %v", err)
 	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = l.Shutdown(ctx)
-	})
+	t.Cleanup(func() { Stop(l) })
 	return l
+}
+
+// Launch starts a kernel with opts, Python defaulting to python.Path() as in Start, and
+// leaves stopping it (Stop) to the caller. It is for tests that start one kernel per case
+// of a long loop (the fix rate, JunoBench replays) or at the end of a test that must not
+// skip in -short mode: they report a failed launch as that case's outcome, and a kernel
+// kept until the whole test ends would hold one process per case.
+func Launch(ctx context.Context, opts kernelclient.LaunchOptions) (*kernelclient.Launched, error) {
+	if opts.Python == "" && opts.KernelName == "" {
+		opts.Python = python.Path()
+	}
+	return kernelclient.Launch(ctx, opts)
+}
+
+// Stop shuts a kernel from Launch down: a shutdown request, a kill after kernelclient's
+// grace period (at most 5 s), the process reaped, so no case leaves a kernel behind.
+func Stop(l *kernelclient.Launched) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_ = l.Shutdown(ctx)
 }

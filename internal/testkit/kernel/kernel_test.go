@@ -2,9 +2,11 @@ package kernel
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/premortem/premortem/internal/testkit/python"
 	"github.com/premortem/premortem/kernelclient"
 )
 
@@ -31,5 +33,28 @@ func TestStart(t *testing.T) {
 	case <-l.Exited():
 	default:
 		t.Error("the kernel still runs after its test ended")
+	}
+}
+
+// TestLaunchStop: Launch starts the tests' interpreter's kernel without a test to end it,
+// and Stop leaves no process behind.
+func TestLaunchStop(t *testing.T) {
+	python.Require(t, "ipykernel")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	l, err := Launch(ctx, kernelclient.LaunchOptions{Cwd: t.TempDir()})
+	if err != nil {
+		t.Fatalf("launch: %v", err)
+	}
+	if r, err := l.Execute(ctx, "import sys\nprint(sys.executable)"); err != nil || r.Status != "ok" {
+		t.Errorf("execute: %v %+v", err, r)
+	} else if got := strings.TrimSpace(r.Stdout); got != python.Path() {
+		t.Errorf("the kernel runs %s, want the tests' interpreter %s", got, python.Path())
+	}
+	Stop(l)
+	select {
+	case <-l.Exited():
+	default:
+		t.Error("the kernel still runs after Stop")
 	}
 }

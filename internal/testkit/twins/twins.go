@@ -1,19 +1,23 @@
 // Package twins checks, for the scenario tests of analysis and analysis/rules, that every
-// finding code is shown by a scenario and by its twin: the same scenario name with an ok
-// suffix, the nearby correct code, which must not produce that code.
+// finding code is shown by a scenario and by its twin: the same scenario name ending in
+// scenario.TwinSuffix, the nearby correct code, which must not produce that code.
 package twins
 
 import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/premortem/premortem/internal/testkit/scenario"
 )
 
 // Missing returns, for each of codes, why it lacks a scenario pair, in the order of codes.
 // scenarios maps a scenario's name (its file name without .txtar) to the codes its markers
-// expect; suffix is the twin's ("-ok" for rules scenarios, "_ok" for static ones). A code
-// has a pair when some scenario S expects it, S+suffix exists, and S+suffix does not.
-func Missing(codes []string, scenarios map[string][]string, suffix string) []string {
+// expect. A code has a pair when some scenario S expects it, S+scenario.TwinSuffix exists,
+// and that twin does not: every directory names twins the same way, so the suffix is not
+// the caller's choice.
+func Missing(codes []string, scenarios map[string][]string) []string {
+	suffix := scenario.TwinSuffix
 	var out []string
 	for _, code := range codes {
 		var shown, twinned []string
