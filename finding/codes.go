@@ -7,7 +7,7 @@ package finding
 //
 // Adding a code: a constant below, an entry in Registry, then `go generate ./finding` to
 // rewrite docs/rules.md, and for a static or rules code a scenario that shows it and its
-// `-ok` twin (testdata/scenarios/static, testdata/scenarios/rules). The tests of this
+// `_ok` twin (testdata/scenarios/static, testdata/scenarios/rules). The tests of this
 // package, analysis and analysis/rules fail until all of that is done.
 
 // Codes of the static layer.
