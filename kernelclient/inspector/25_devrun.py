@@ -684,11 +684,9 @@ def _devrun_report(res):
                     "what the skipped iterations would have changed (%s)" % (m["line"], st.short_ran, ", ".join(sorted(hit)[:5])))}
             return {"devrun": out}
         if res.get("status") == "error" and short:
-            line, top = 0, None
-            for fr in res.get("frames") or []:
-                if fr.get("in_cell"):
-                    line = fr.get("line") or line  # the innermost frame in the cell
-                    top = line if top is None else top  # the outermost: a statement of the cell
+            line = _dr_crash_line(res)
+            # the outermost frame in the cell: a statement of the cell
+            top = next((fr.get("line") or 0 for fr in res.get("frames") or [] if fr.get("in_cell")), None)
             before = None
             for i, r in enumerate(meta["stmts"]):
                 if top is not None and r["func"] is None and not r["loops"] and r["lo"] <= top <= r["hi"]:
