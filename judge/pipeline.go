@@ -72,7 +72,12 @@ type Pass struct {
 	ExecCount int
 	// Force asks every layer again, even where the Session holds a current answer.
 	Force bool
-	// epoch is the Session's kernel epoch as the pass began (set by Run).
+	// Epoch is the Session's kernel epoch the pass's kernel belongs to, read by the caller
+	// together with the kernel (Session.Epoch under the lock that swaps kernels), so a pass
+	// that took the old kernel just before a swap cannot store its answers in the new
+	// epoch; 0 takes the epoch as the pass begins.
+	Epoch int
+	// epoch is the epoch the pass stores its answers in (set by Run).
 	epoch int
 	// Only, when set, runs that layer alone for Focus (the editor's shadowRun command runs
 	// LayerShadow alone).
@@ -165,7 +170,10 @@ func (j *Judge) Run(ctx context.Context, p Pass) (*CellVerdict, error) {
 
 func (j *Judge) run(ctx context.Context, p Pass, stop context.CancelCauseFunc) (*CellVerdict, error) {
 	nb, sess := p.Notebook, p.Session
-	p.epoch = sess.Epoch()
+	p.epoch = p.Epoch
+	if p.epoch == 0 {
+		p.epoch = sess.Epoch()
+	}
 	epoch := p.epoch
 	// Rules answers are stored at the count the pass began with (the inspection raises a
 	// cell's own); the focus cell's other layers at the newest count its inspections told.

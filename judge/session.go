@@ -68,7 +68,8 @@ type answers struct {
 // NewSession returns an empty Session. log, when set, receives one line per cell that
 // exceeded a bound on analysis work.
 func NewSession(log func(msg string)) *Session {
-	return &Session{analyzer: analysis.NewAnalyzer(), log: log, cells: map[string]*answers{}}
+	// Epochs start at 1 so that a Pass's zero Epoch means "the current one".
+	return &Session{analyzer: analysis.NewAnalyzer(), log: log, cells: map[string]*answers{}, epoch: 1}
 }
 
 // ErrStaleEpoch stops a pass whose kernel restarted (or was detached) under it: its

@@ -212,6 +212,7 @@ func (rt *runtimeLayer) detach(d *document) {
 	rt.mu.Lock()
 	a := rt.att[d.uri]
 	delete(rt.att, d.uri)
+	d.sess.KernelChanged() // with the swap, as in adopt
 	inUse := false
 	for _, other := range rt.att {
 		if other == a {
@@ -222,7 +223,6 @@ func (rt *runtimeLayer) detach(d *document) {
 	if a != nil && !inUse {
 		a.close()
 	}
-	d.sess.KernelChanged()
 }
 
 // detachAll detaches every notebook (the user turned off both the connection file and
@@ -366,6 +366,9 @@ func (rt *runtimeLayer) adopt(c *connected, docs []*document) *attachment {
 			old = append(old, prev)
 		}
 		rt.att[d.uri] = a
+		// The new epoch begins with the swap, under the same lock attachmentAt reads both
+		// under: a pass sees either the old kernel and the old epoch or the new ones.
+		d.sess.KernelChanged()
 	}
 	for _, o := range old {
 		still := false
@@ -387,7 +390,6 @@ func (rt *runtimeLayer) adopt(c *connected, docs []*document) *attachment {
 	go rt.follow(ctx, a, first)
 	rt.s.showf(protocol.MessageTypeInfo, "attached to kernel %s", a.label)
 	for _, d := range docs {
-		d.sess.KernelChanged()
 		rt.s.schedule(d)
 	}
 	return a

@@ -263,6 +263,8 @@ func (s *Server) explicitShadow(ctx context.Context, a *attachment, uri string) 
 		return "", fmt.Errorf("the kernel was lost during the shadow run (%v); premortem re-attaches when it comes back", err)
 	case r == nil && ctx.Err() != nil:
 		return "", ctx.Err()
+	case r == nil && errors.Is(err, judge.ErrStaleEpoch):
+		return "", errors.New("the kernel changed during the shadow run (it restarted, or another one was attached); run the shadow run again")
 	case r == nil && err != nil:
 		return "", fmt.Errorf("the shadow run failed: %v", err)
 	case r == nil:

@@ -32,7 +32,7 @@ func (rt *runtimeLayer) check(ctx context.Context, p *pass, res *analysis.Result
 		}()
 	}
 	d, snap, settings := p.d, p.snap, p.settings
-	a := rt.attachmentFor(d)
+	a, epoch := rt.attachmentAt(d)
 	execCount := 0
 	if a != nil {
 		execCount = a.latestExecCount()
@@ -43,7 +43,7 @@ func (rt *runtimeLayer) check(ctx context.Context, p *pass, res *analysis.Result
 			j.LLM = c
 		}
 	}
-	jp := judge.Pass{Notebook: snap, Static: res, Session: d.sess, ExecCount: execCount, Force: p.force, Progress: rt.s.progress(ctx)}
+	jp := judge.Pass{Notebook: snap, Static: res, Session: d.sess, Epoch: epoch, ExecCount: execCount, Force: p.force, Progress: rt.s.progress(ctx)}
 	if a != nil && settings.Rules.Enabled {
 		jp.Rules = d.sess.StaleRules(snap, res, p.focus, execCount, p.force)
 	}

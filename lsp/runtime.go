@@ -83,6 +83,27 @@ func (rt *runtimeLayer) attachmentFor(d *document) *attachment {
 	return a
 }
 
+// attachmentAt returns the document's kernel (nil when none is attached) and the Session
+// epoch it belongs to, read together: a pass given both stores nothing once the kernel it
+// took is swapped for another (adopt and detach change both under rt.mu).
+func (rt *runtimeLayer) attachmentAt(d *document) (*attachment, int) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	a := rt.att[d.uri]
+	if a != nil && a.isDead() {
+		a = nil
+	}
+	return a, d.sess.Epoch()
+}
+
+// epochOf is the Session epoch of d's kernel when a is still that kernel; ok is false when
+// another one (or none) has been attached since a was taken.
+func (rt *runtimeLayer) epochOf(d *document, a *attachment) (epoch int, ok bool) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return d.sess.Epoch(), rt.att[d.uri] == a
+}
+
 // wanted reports whether the kernel layers have anything to do for d.
 func (rt *runtimeLayer) wanted(d *document, settings Settings) bool {
 	return rt.attachmentFor(d) != nil || rt.llm.active(settings)

@@ -29,7 +29,11 @@ func (rt *runtimeLayer) shadowNow(ctx context.Context, p *pass, a *attachment, r
 	var mu sync.Mutex
 	var first, final *facts.ShadowResult
 	var runErr error
-	jp := judge.Pass{Notebook: p.snap, Static: res, Session: p.d.sess, ExecCount: a.latestExecCount(), Force: true,
+	epoch, ok := rt.epochOf(p.d, a)
+	if !ok {
+		return nil, judge.ErrStaleEpoch
+	}
+	jp := judge.Pass{Notebook: p.snap, Static: res, Session: p.d.sess, Epoch: epoch, ExecCount: a.latestExecCount(), Force: true,
 		Focus: c.ID, Only: judge.LayerShadow, Progress: rt.s.progress(ctx),
 		Publish: func(ans judge.Answer) {
 			sink.publish(ans)
