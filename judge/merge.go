@@ -335,10 +335,14 @@ func kebab(name string) string {
 	if i := strings.LastIndexByte(name, '.'); i >= 0 {
 		name = name[i+1:]
 	}
+	// An acronym is one word: JSONDecodeError is json-decode-error, OSError os-error.
 	var b strings.Builder
-	for i, r := range name {
+	rs := []rune(name)
+	for i, r := range rs {
 		if unicode.IsUpper(r) {
-			if i > 0 {
+			prevLower := i > 0 && !unicode.IsUpper(rs[i-1])
+			acronymEnd := i > 0 && unicode.IsUpper(rs[i-1]) && i+1 < len(rs) && unicode.IsLower(rs[i+1])
+			if prevLower || acronymEnd {
 				b.WriteByte('-')
 			}
 			r = unicode.ToLower(r)

@@ -240,8 +240,10 @@ func TestMergeConfirmedKeepsRuleDetail(t *testing.T) {
 	}
 }
 
+// TestKebab: exception names become finding codes, an acronym one word.
 func TestKebab(t *testing.T) {
-	for in, want := range map[string]string{"KeyError": "key-error", "sklearn.exceptions.NotFittedError": "not-fitted-error", "": "runtime-error", "ValueError": "value-error"} {
+	for in, want := range map[string]string{"KeyError": "key-error", "sklearn.exceptions.NotFittedError": "not-fitted-error", "": "runtime-error", "ValueError": "value-error",
+		"json.decoder.JSONDecodeError": "json-decode-error", "OSError": "os-error", "HTTPError": "http-error", "CUDAOutOfMemory": "cuda-out-of-memory"} {
 		if got := kebab(in); got != want {
 			t.Errorf("kebab(%q) = %q, want %q", in, got, want)
 		}

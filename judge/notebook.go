@@ -104,6 +104,7 @@ func CheckNotebook(ctx context.Context, path string, opts CheckOptions) (*Report
 	sess := NewSession(nil)
 	defer sess.Close()
 	j := &Judge{Options: opts.Options, LLM: opts.LLM}
+	var seq *seqRun // the --sequential check, when one runs with a kernel
 	if opts.Progress != nil {
 		j.OnProvisional = func(cellID string, r *facts.ShadowResult) {
 			what := r.Status
@@ -154,12 +155,19 @@ func CheckNotebook(ctx context.Context, path string, opts CheckOptions) (*Report
 				cancel()
 			}
 			defer cancel()
+			if seq != nil {
+				k = seq.k // a --sequential check may have replaced it
+			}
 			_ = k.Shutdown(sctx)
 		}()
 		rep.Kernel = k.Info()
 		j.Kernel = k
-		if err := replay(ctx, k, nb, opts, rep, recordedErrors(raw)); err != nil {
+		recorded := recordedErrors(raw)
+		if err := replay(ctx, k, nb, nb.History(), opts, rep, recorded); err != nil {
 			return nil, err
+		}
+		if opts.Sequential {
+			seq = newSeqRun(j, sess, nb, opts, rep, recorded, k, func() (*kernelclient.Launched, error) { return launch(rep.KernelName) })
 		}
 	}
 
@@ -169,6 +177,14 @@ func CheckNotebook(ctx context.Context, path string, opts CheckOptions) (*Report
 		}
 		if opts.Progress != nil && j.Kernel != nil {
 			fmt.Fprintf(opts.Progress, "premortem: judging cell %d [%d/%d]\n", idx+1, n+1, len(targets))
+		}
+		if seq != nil {
+			v, err := seq.target(ctx, idx, n == len(targets)-1)
+			if err != nil {
+				return nil, err
+			}
+			rep.Cells = append(rep.Cells, v)
+			continue
 		}
 		v, err := j.Cell(ctx, sess, nb, nb.Cells[idx].ID)
 		if k, ok := j.Kernel.(*kernelclient.Launched); ok && ctx.Err() == nil {
@@ -184,52 +200,8 @@ func CheckNotebook(ctx context.Context, path string, opts CheckOptions) (*Report
 			discountReplayGaps(ctx, sess, nb, v, rep.ReplayError)
 		}
 		rep.Cells = append(rep.Cells, v)
-		if opts.Sequential && j.Kernel != nil && v.Verdict != VerdictCrash && rep.ReplayError == nil && n < len(targets)-1 {
-			if err := runTarget(ctx, j.Kernel, nb, idx, v, opts); err != nil {
-				return nil, err
-			}
-		}
 	}
 	return rep, nil
-}
-
-// runTarget runs a target cell for real after judging it (sequential mode). A cell that
-// raises although nothing predicted it becomes a crash on the evidence of the real run.
-func runTarget(ctx context.Context, k kernelclient.Kernel, nb *notebook.Notebook, idx int, v *CellVerdict, opts CheckOptions) error {
-	timeout := opts.ReplayTimeout
-	if timeout <= 0 {
-		timeout = 10 * time.Minute
-	}
-	if opts.Progress != nil {
-		fmt.Fprintf(opts.Progress, "premortem: running cell %d for the cells below it (--sequential)\n", idx+1)
-	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	res, err := k.Execute(cctx, nb.Cells[idx].Text)
-	cancel()
-	switch {
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case err != nil:
-		v.Notes = append(v.Notes, fmt.Sprintf("running the cell for the cells below failed: %v", err))
-	case res.Status == "ok":
-		// The notebook model now says the cell ran, as the kernel does: the static layer
-		// stops calling its definitions "not run" for the cells below.
-		nb.Cells[idx].ExecutionOrder = res.ExecutionCount
-		if v.Verdict == VerdictUnknown {
-			// The cell ran clean for real: the one proof better than a shadow run.
-			v.Verdict, v.Confidence, v.Reason = VerdictOK, 1, ""
-			v.Notes = append(v.Notes, "the cell ran without an exception when premortem ran it for real (--sequential)")
-		}
-	case res.Status == "error":
-		v.Verdict, v.Confidence = VerdictCrash, 1
-		v.Findings = append([]finding.Finding{{
-			Cell: v.CellID, Source: finding.SourceShadow, Severity: finding.SeverityError, Code: shadowCode(res.Ename),
-			Exception: res.Ename, Message: fmt.Sprintf("%s: %s (raised when premortem ran the cell, --sequential)", res.Ename, oneLine(res.Evalue)),
-			Range: lineRange(analysis.SplitLines(nb.Cells[idx].Text), 0), Confidence: 1,
-			Evidence: []string{"the cell raised when run for real in premortem's kernel; the line is not known"},
-		}}, v.Findings...)
-	}
-	return nil
 }
 
 func targetCells(nb *notebook.Notebook, want []int) ([]int, error) {
@@ -265,12 +237,11 @@ func targetCells(nb *notebook.Notebook, want []int) ([]int, error) {
 // that raises, or runs past the timeout and is interrupted, stops the replay: that is the
 // notebook's doing, and judging goes on against what ran before. A kernel that dies or stops
 // answering is the machine's: an ErrEnvironment error, and no verdict.
-func replay(ctx context.Context, k *kernelclient.Launched, nb *notebook.Notebook, opts CheckOptions, rep *Report, recorded map[int]string) error {
+func replay(ctx context.Context, k *kernelclient.Launched, nb *notebook.Notebook, hist []*notebook.Cell, opts CheckOptions, rep *Report, recorded map[int]string) error {
 	timeout := opts.ReplayTimeout
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
-	hist := nb.History()
 	for n, c := range hist {
 		if opts.Progress != nil {
 			fmt.Fprintf(opts.Progress, "premortem: replaying cell %d (run %d) [%d/%d]\n", nb.Index(c.ID)+1, c.ExecutionOrder, n+1, len(hist))

@@ -27,7 +27,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	noShadow := fs.Bool("no-shadow", false, "do not run cells in a forked copy of the kernel")
 	shadowMode := fs.String("shadow", judge.ShadowSafe, "shadow mode: off, safe (skip cells with side effects) or always")
 	noKernel := fs.Bool("static", false, "static checks only: start no kernel")
-	sequential := fs.Bool("sequential", false, "judge the target cells as a top-to-bottom run meets them: each one not predicted to crash then runs for real (side effects included) before the next is judged; for notebooks saved with cleared outputs")
+	sequential := fs.Bool("sequential", false, "judge the target cells as a top-to-bottom run meets them, for notebooks saved with cleared outputs: each one the rules do not predict to crash runs for real (side effects included); one that raises is taken back (a new kernel replays what ran before it) and judged in full against the state before it, and from there on each cell is judged in full before it runs")
 	var lf llmFlags
 	lf.register(fs)
 	fs.Usage = func() {

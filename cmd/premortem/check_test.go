@@ -518,3 +518,65 @@ func TestCheckReplayTimeoutKernelStuck(t *testing.T) {
 		t.Errorf("stderr %s", stderr)
 	}
 }
+
+// TestCheckSequentialTakeBack: under --sequential a cell runs for real as soon as the rules
+// predict no crash; one that raises anyway is taken back (a new kernel replays what ran
+// before it) and judged against the state before it, so the cells below see the state a
+// run without it has, not what it changed before raising. A cell that kills the kernel is
+// a crash, and the check goes on in a new kernel.
+func TestCheckSequentialTakeBack(t *testing.T) {
+	checkNeedsKernel(t)
+	write := func(cells ...string) string {
+		var src []string
+		for _, c := range cells {
+			b, _ := json.Marshal(c)
+			src = append(src, `{"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [], "source": `+string(b)+`}`)
+		}
+		path := filepath.Join(t.TempDir(), "cleared.ipynb")
+		nb := `{"cells": [` + strings.Join(src, ",") + `], "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}, "nbformat": 4, "nbformat_minor": 5}`
+		if err := os.WriteFile(path, []byte(nb), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	type cell struct {
+		verdict, code string
+		line          int
+	}
+	judged := func(path string) []cell {
+		code, stdout, stderr := checkRun(path, "--sequential", "--format", "json")
+		if code != 1 {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		var out []cell
+		for _, c := range decodeReport(t, stdout).Cells {
+			got := cell{verdict: c.Verdict}
+			for _, f := range c.Findings {
+				if f.Severity == "error" {
+					got.code, got.line = f.Code, f.Line
+					break
+				}
+			}
+			out = append(out, got)
+		}
+		return out
+	}
+	raised := write(
+		"state = {'n': 0}",
+		"import json\nstate['n'] += 1\njson.loads('{not json')",
+		"assert state['n'] == 0, state\nm = 1",
+		"z = m + state['n']",
+	)
+	if got, want := judged(raised), []cell{{"ok", "", 0}, {"crash", "json-decode-error", 3}, {"ok", "", 0}, {"ok", "", 0}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("a cell that raised when run: got %v, want %v", got, want)
+	}
+	died := write(
+		"x = 1",
+		"import os, signal\nos.kill(os.getpid(), signal.SIGKILL)",
+		"y = x + 1",
+	)
+	got := judged(died)
+	if len(got) != 3 || got[0].verdict != "ok" || got[1].verdict != "crash" || got[2].verdict != "ok" {
+		t.Errorf("a cell that killed the kernel: got %v, want ok, crash, ok", got)
+	}
+}
