@@ -593,7 +593,10 @@ func (j *Judge) verifyStage(ctx context.Context, p Pass, st *focusState, res *an
 	switch {
 	case err == nil:
 		v.Findings = out
-		publish(Answer{Layer: LayerVerify, Cell: p.Focus, Findings: out, Final: true})
+		// Without shadow runs no candidate ran: the answer is not final, so a later pass
+		// with them (the CLI's full judging after its rules-only one, an editor whose user
+		// turned shadow runs on) still verifies.
+		publish(Answer{Layer: LayerVerify, Cell: p.Focus, Findings: out, Final: active})
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case vctx.Err() != nil:

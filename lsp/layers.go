@@ -146,7 +146,7 @@ func (s *layerSink) publish(ans judge.Answer) {
 			srv.tracef("LLM for %s: %s", ans.Cell, n)
 		}
 	case judge.LayerVerify:
-		if !ans.Final && ans.Err == nil && !ans.Outcome.Verified {
+		if !ans.Final && ans.Err == nil && ans.Outcome.Key != "" && !ans.Outcome.Verified {
 			return // a candidate that failed changes nothing the user sees
 		}
 	}

@@ -495,6 +495,32 @@ func TestCheckSequential(t *testing.T) {
 	if got := verdicts(); !reflect.DeepEqual(got, []string{"ok", "crash", "crash"}) {
 		t.Errorf("cell-by-cell verdicts %v, want ok crash crash", got)
 	}
+	// With every layer, the crash the rules predict gets the full judging: its fix is
+	// proven in a copy of the kernel (the rules' own pass, without shadow runs, proves
+	// nothing and must not count as the verification).
+	renamed := `{"cells": [
+ {"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [], "source": ["import pandas as pd\n", "df = pd.DataFrame({'SalePrice': [1.0, 2.0], 'x': [3, 4]})"]},
+ {"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [], "source": ["df = df.rename(columns={'SalePrice': 'price'})"]},
+ {"cell_type": "code", "execution_count": null, "metadata": {}, "outputs": [], "source": ["p = df['SalePrice'].mean()"]}
+], "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}, "nbformat": 4, "nbformat_minor": 5}`
+	path = filepath.Join(t.TempDir(), "renamed.ipynb")
+	if err := os.WriteFile(path, []byte(renamed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := checkRun(path, "--format", "json", "--sequential")
+	if code != 1 {
+		t.Fatalf("--sequential: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	cells := decodeReport(t, stdout).Cells
+	var verified bool
+	if len(cells) == 3 {
+		for _, f := range cells[2].Findings {
+			verified = verified || (f.Severity == "error" && f.Fix != nil && f.Fix.Verified)
+		}
+	}
+	if len(cells) != 3 || cells[0].Verdict != "ok" || cells[1].Verdict != "ok" || cells[2].Verdict != "crash" || !verified {
+		t.Errorf("--sequential with every layer: want ok, ok, crash with a verified fix; got\n%s", stdout)
+	}
 }
 
 // TestCheckReplayTimeoutKernelStuck: a replayed cell past --timeout whose kernel ignores the
