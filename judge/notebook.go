@@ -187,21 +187,36 @@ func CheckNotebook(ctx context.Context, path string, opts CheckOptions) (*Report
 			continue
 		}
 		v, err := j.Cell(ctx, sess, nb, nb.Cells[idx].ID)
-		if k, ok := j.Kernel.(*kernelclient.Launched); ok && ctx.Err() == nil {
-			if why := kernelLost(k, err != nil || kernelFailed(v)); why != "" {
-				return nil, fmt.Errorf("%w: the kernel %s while premortem judged cell %d (index %d): no verdict stands; run premortem check again, or check without a kernel with --static", ErrEnvironment, why, idx+1, idx)
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("judge cell %d (index %d): %w", idx+1, idx, err)
+		if v, err = judgedCell(ctx, j, idx, v, err); err != nil {
+			return nil, err
 		}
 		if rep.ReplayError != nil {
-			v.Notes = append(v.Notes, rep.ReplayError.Error()+"; the kernel state may be incomplete")
-			discountReplayGaps(ctx, sess, nb, v, rep.ReplayError)
+			noteReplayError(ctx, sess, nb, v, rep.ReplayError)
 		}
 		rep.Cells = append(rep.Cells, v)
 	}
 	return rep, nil
+}
+
+// judgedCell checks that judging cell idx (v, err) left premortem's kernel alive: a judging
+// that met a dead kernel leaves no verdict standing. It wraps err.
+func judgedCell(ctx context.Context, j *Judge, idx int, v *CellVerdict, err error) (*CellVerdict, error) {
+	if k, ok := j.Kernel.(*kernelclient.Launched); ok && ctx.Err() == nil {
+		if why := kernelLost(k, err != nil || kernelFailed(v)); why != "" {
+			return nil, fmt.Errorf("%w: the kernel %s while premortem judged cell %d (index %d): no verdict stands; run premortem check again, or check without a kernel with --static", ErrEnvironment, why, idx+1, idx)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("judge cell %d (index %d): %w", idx+1, idx, err)
+	}
+	return v, nil
+}
+
+// noteReplayError says on v that the replay stopped early, and takes back what only that
+// gap predicts.
+func noteReplayError(ctx context.Context, sess *Session, nb *notebook.Notebook, v *CellVerdict, re *ReplayError) {
+	v.Notes = append(v.Notes, re.Error()+"; the kernel state may be incomplete")
+	discountReplayGaps(ctx, sess, nb, v, re)
 }
 
 func targetCells(nb *notebook.Notebook, want []int) ([]int, error) {

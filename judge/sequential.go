@@ -64,24 +64,10 @@ func (s *seqRun) progressf(format string, args ...any) {
 	}
 }
 
-// judged checks that the kernel survived judging cell idx (a judging that met a dead kernel
-// leaves no verdict standing), and wraps err.
-func (s *seqRun) judged(ctx context.Context, idx int, v *CellVerdict, err error) (*CellVerdict, error) {
-	if ctx.Err() == nil {
-		if why := kernelLost(s.k, err != nil || kernelFailed(v)); why != "" {
-			return nil, fmt.Errorf("%w: the kernel %s while premortem judged cell %d (index %d): no verdict stands; run premortem check again, or check without a kernel with --static", ErrEnvironment, why, idx+1, idx)
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("judge cell %d (index %d): %w", idx+1, idx, err)
-	}
-	return v, nil
-}
-
 // full is the judging with every layer of cell idx against the kernel's state.
 func (s *seqRun) full(ctx context.Context, idx int) (*CellVerdict, error) {
 	v, err := s.j.Cell(ctx, s.sess, s.nb, s.nb.Cells[idx].ID)
-	return s.judged(ctx, idx, v, err)
+	return judgedCell(ctx, s.j, idx, v, err)
 }
 
 // target judges target idx; last says it is the last one (judged, not run, once
@@ -93,8 +79,7 @@ func (s *seqRun) target(ctx context.Context, idx int, last bool) (*CellVerdict, 
 			return nil, err
 		}
 		if s.rep.ReplayError != nil {
-			v.Notes = append(v.Notes, s.rep.ReplayError.Error()+"; the kernel state may be incomplete")
-			discountReplayGaps(ctx, s.sess, s.nb, v, s.rep.ReplayError)
+			noteReplayError(ctx, s.sess, s.nb, v, s.rep.ReplayError)
 		} else if v.Verdict != VerdictCrash && !last {
 			if err := s.runAfter(ctx, idx, v); err != nil {
 				return nil, err
@@ -107,7 +92,7 @@ func (s *seqRun) target(ctx context.Context, idx int, last bool) (*CellVerdict, 
 	rj := *s.j
 	rj.Options.Shadow, rj.LLM, rj.OnProvisional = ShadowOff, nil, nil
 	v, err := rj.Cell(ctx, s.sess, s.nb, c.ID)
-	if v, err = s.judged(ctx, idx, v, err); err != nil {
+	if v, err = judgedCell(ctx, s.j, idx, v, err); err != nil {
 		return nil, err
 	}
 	if v.Verdict == VerdictCrash {
@@ -127,14 +112,18 @@ func (s *seqRun) target(ctx context.Context, idx int, last bool) (*CellVerdict, 
 	case err != nil && !timedOut:
 		why := kernelLost(s.k, true)
 		if why == "" {
-			v.Notes = append(v.Notes, fmt.Sprintf("running the cell for the cells below failed: %v", err))
+			s.unproven(v, fmt.Sprintf("running the cell for real failed (%v)", err))
 			return v, nil
 		}
 		// The cell took the kernel down (the out-of-memory killer, a crash in native code):
 		// judged in full against the state before it, in a new kernel.
 		return s.takeBack(ctx, idx, fmt.Sprintf("the kernel %s when premortem ran the cell for real", why), nil)
 	case err != nil:
-		v.Notes = append(v.Notes, fmt.Sprintf("running the cell for the cells below failed: %v", err))
+		// Execute interrupted the cell: the next request waits until the kernel is idle.
+		if why := waitIdle(s.k, 10*time.Second); why != "" {
+			return nil, fmt.Errorf("%w: cell %d ran longer than %s (--timeout) and the kernel %s: no verdict stands; raise --timeout, or check without a kernel with --static", ErrEnvironment, idx+1, s.timeout(), why)
+		}
+		s.unproven(v, fmt.Sprintf("the cell ran longer than %s (--timeout) when premortem ran it for real and was interrupted", s.timeout()))
 		return v, nil
 	case res.Status == "ok":
 		s.ranOK(idx, res)
@@ -145,6 +134,17 @@ func (s *seqRun) target(ctx context.Context, idx int, last bool) (*CellVerdict, 
 		return s.takeBack(ctx, idx, fmt.Sprintf("premortem ran the cell for real and it raised %s: %s", res.Ename, oneLine(res.Evalue)), res)
 	}
 	return v, nil
+}
+
+// unproven says why a target has no proof after its real run (it was interrupted, or the
+// run failed): an unknown verdict gives that reason, not the rules' pass's ("shadow runs
+// are off"); a shadow run's verdict stands. The cells below see what it did before it
+// stopped.
+func (s *seqRun) unproven(v *CellVerdict, why string) {
+	if v.Verdict == VerdictUnknown {
+		v.Reason = why
+	}
+	v.Notes = append(v.Notes, why+"; the cells below see what it did before it stopped")
 }
 
 // ranOK records that target idx ran clean for real: the notebook model says it ran, as the

@@ -605,4 +605,14 @@ func TestCheckSequentialTakeBack(t *testing.T) {
 	if len(got) != 3 || got[0].verdict != "ok" || got[1].verdict != "crash" || got[2].verdict != "ok" {
 		t.Errorf("a cell that killed the kernel: got %v, want ok, crash, ok", got)
 	}
+	// A real run past --timeout is interrupted: unknown for that reason, and the check goes on.
+	slow := write("x = 1", "import time\ntime.sleep(60)", "y = x + 1")
+	code, stdout, stderr := checkRun(slow, "--sequential", "--timeout", "2s", "--format", "json")
+	if code != 0 {
+		t.Fatalf("a cell past --timeout: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	cells := decodeReport(t, stdout).Cells
+	if len(cells) != 3 || cells[1].Verdict != "unknown" || !strings.Contains(cells[1].Reason, "--timeout") || cells[2].Verdict != "ok" {
+		t.Errorf("a cell past --timeout: want ok, unknown (--timeout), ok; got\n%s", stdout)
+	}
 }
