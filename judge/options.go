@@ -48,7 +48,16 @@ type Options struct {
 	// a shadow child makes shape-only (setting premortem.shadow.tensors, flag
 	// --shadow-tensors).
 	ShadowTensors string
+	// RepairBudget bounds the time one crash finding's fix search may spend running
+	// candidates in the shadow (default DefaultRepairBudget): the search stops at the
+	// first candidate that would start after it, and the proven ones are offered.
+	RepairBudget time.Duration
 }
+
+// DefaultRepairBudget is the fix search's time per crash finding: about 40 candidates at
+// the half second a small cell's shadow run takes, and short enough that a batch check of
+// a notebook with a handful of crashes stays within a minute or two.
+const DefaultRepairBudget = 20 * time.Second
 
 // DefaultDevRunCap is the iterations a loop keeps in a fast dev run: enough to run the
 // body once after its first iteration changed state, few enough for a 1 M-row loader.
@@ -61,7 +70,14 @@ const DefaultShadowFullTimeout = 60 * time.Second
 // DefaultOptions are the layers a user gets without configuration: everything local.
 func DefaultOptions() Options {
 	return Options{Rules: true, Shadow: ShadowSafe, ShadowTimeout: 3 * time.Second, Trace: true, InspectBudget: 50 * time.Millisecond,
-		DevRunCap: DefaultDevRunCap, ShadowFullTimeout: DefaultShadowFullTimeout}
+		DevRunCap: DefaultDevRunCap, ShadowFullTimeout: DefaultShadowFullTimeout, RepairBudget: DefaultRepairBudget}
+}
+
+func (o Options) repairBudget() time.Duration {
+	if o.RepairBudget <= 0 {
+		return DefaultRepairBudget
+	}
+	return o.RepairBudget
 }
 
 func (o Options) shadowTimeout() time.Duration {

@@ -220,9 +220,15 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]finding.F
 			c.steps, c.failures = []string{c.fix.Title}, []string{origin}
 		}
 		chainRuns := maxChainRuns
+		started, proven := time.Now(), 0
 		for k := 0; k < len(cands[n]); k++ {
 			c := cands[n][k]
 			if stop != nil {
+				break
+			}
+			// The search ends when enough one-step fixes are proven to fill the offer, or
+			// when the budget is spent: the candidates not run are not offered.
+			if proven >= maxVerifiedFixes || (k > 0 && time.Since(started) > j.Options.repairBudget()) {
 				break
 			}
 			switch {
@@ -256,6 +262,9 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]finding.F
 				chainRuns -= len(more)
 				cands[n] = append(cands[n], more...)
 				total += len(more)
+			}
+			if c.outcome.Verified && len(c.steps) <= 1 {
+				proven++
 			}
 			done++
 			out[i].Fixes = offered(cands[n], texts, req.CellID, nb)

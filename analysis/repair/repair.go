@@ -88,8 +88,9 @@ var families []family
 // register adds a family; called from the init function of the family's file.
 func register(f family) { families = append(families, f) }
 
-// maxCandidates bounds the candidates of one finding: each costs a shadow run.
-const maxCandidates = 8
+// maxCandidates bounds the candidates of one finding: each costs a shadow run, and the
+// verifier's time budget (judge) usually ends the search before this many have run.
+const maxCandidates = 40
 
 // Guard is the one gate every candidate fix of one finding passes, whoever proposed it
 // (the library's families, a rule, the LLM, a chained composite): a fix with no edit, one
@@ -142,21 +143,39 @@ func Candidates(in Input, g *Guard, own ...finding.Fix) []Candidate {
 			out = append(out, Candidate{Fix: f, Family: "finding"})
 		}
 	}
-	// The sites, the crash's first: the crashing cell, then the cell whose code raised.
-	sites := []*Input{&in}
-	if in.Site != nil {
-		sites = append(sites, in.at(*in.Site))
+	// The sites, the crash's first: the crashing cell, then the cell whose code raised,
+	// then where the values the crash line reads were bound, nearest first.
+	type site struct {
+		in   *Input
+		move *Site // the history cell the edits go to; nil for the crashing cell
+		// also is the crash's own input, whose intent an edit of the crashing cell at
+		// another line must keep as well.
+		also *Input
 	}
-	for k, at := range sites {
+	sites := []site{{in: &in}}
+	if in.Site != nil {
+		sites = append(sites, site{in: in.at(*in.Site), move: in.Site})
+	}
+	for _, b := range in.bindingSites() {
+		s := site{in: in.atBinding(b)}
+		if b.inCell {
+			s.also = &in
+		} else {
+			s.move = &b.Site
+		}
+		sites = append(sites, s)
+	}
+	for _, st := range sites {
+		at := st.in
 		for _, f := range families {
 			var kept []Candidate
 			for _, c := range safeGen(f, at) {
-				if len(c.Fix.Edits) > 0 && IntentKept(*at, c.Fix) {
+				if len(c.Fix.Edits) > 0 && IntentKept(*at, c.Fix) && (st.also == nil || IntentKept(*st.also, c.Fix)) {
 					kept = append(kept, c)
 				}
 			}
-			if k > 0 {
-				kept = moveTo(kept, *in.Site) // keyed where it edits
+			if st.move != nil {
+				kept = moveTo(kept, *st.move) // keyed where it edits
 			}
 			for _, c := range kept {
 				if g.first(c.Fix) {

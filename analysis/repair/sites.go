@@ -2,6 +2,7 @@ package repair
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
@@ -155,4 +156,129 @@ func (in *Input) editSites() []editSite {
 		sites = append(sites, editSite{h, -1})
 	}
 	return sites
+}
+
+// Binding sites. A crash line often reads a value that was built wrong a few lines or
+// cells above it: X still holds the text column, the frame was filtered to nothing, the
+// tensor was flattened to the wrong size. The place to repair is where that value was
+// bound, so every family also runs there, with the binding line as its crash line. The
+// dataflow gives those places: the statement's reads, and for each the last binding above
+// it, in the crashing cell or else in the newest executed cell that binds it.
+
+// maxBindingSites bounds the binding sites of one crash: each multiplies the families'
+// candidates, and each candidate costs a shadow run.
+const maxBindingSites = 4
+
+// bindingSite is a place that bound a name the crash line reads: a line of the crashing
+// cell above the crash (inCell) or a line of an executed cell of the history.
+type bindingSite struct {
+	Site
+	name   string
+	inCell bool
+}
+
+// bindingSites returns the binding sites of the names the crash statement reads, nearest
+// first: the crashing cell's own lines above the crash, then the history newest first.
+// Imports, defs and classes are left out: an import has nothing to repair, and the code
+// of a def that raised is the frame site.
+func (in *Input) bindingSites() []bindingSite {
+	if in.Facts == nil {
+		return nil
+	}
+	line := in.crashLine()
+	stmts := analysis.CellStatements(in.Text)
+	var reads []string
+	seen := map[string]bool{}
+	crashStart := line
+	for _, st := range stmts {
+		if line < st.StartLine || line > st.EndLine {
+			continue
+		}
+		crashStart = st.StartLine
+		for _, u := range st.Facts.Uses {
+			if !seen[u.Name] && u.InFunction == "" {
+				seen[u.Name] = true
+				reads = append(reads, u.Name)
+			}
+		}
+	}
+	var own, hist []bindingSite
+	for _, name := range reads {
+		if s, ok := lastBinding(in.Facts.Defs, name, crashStart); ok {
+			own = append(own, bindingSite{Site: Site{Cell: Cell{ID: "", Index: -1, Text: in.Text, Facts: in.Facts}, Line: s}, name: name, inCell: true})
+			continue
+		}
+		for h := len(in.History) - 1; h >= 0; h-- {
+			c := in.History[h]
+			if c.Facts == nil {
+				c.Facts = analysis.ParseCell(c.Text)
+			}
+			if s, ok := lastBinding(c.Facts.Defs, name, -1); ok {
+				if in.Site == nil || in.Site.Cell.ID != c.ID || in.Site.Line != s {
+					hist = append(hist, bindingSite{Site: Site{Cell: c, Line: s}, name: name})
+				}
+				break
+			}
+		}
+	}
+	// Nearest first: the cell's own lines bottom up, then the newest history cells.
+	sort.SliceStable(own, func(a, b int) bool { return own[a].Line > own[b].Line })
+	order := map[string]int{}
+	for i, h := range in.History {
+		order[h.ID] = i
+	}
+	sort.SliceStable(hist, func(a, b int) bool { return order[hist[a].Cell.ID] > order[hist[b].Cell.ID] })
+	out := dedupeSites(append(own, hist...))
+	if len(out) > maxBindingSites {
+		out = out[:maxBindingSites]
+	}
+	return out
+}
+
+// lastBinding returns the line of the last unconditional binding of name in defs above
+// line before (-1: anywhere), skipping imports, defs and classes.
+func lastBinding(defs []analysis.Def, name string, before int) (int, bool) {
+	found, at := false, 0
+	for _, d := range defs {
+		if d.Name != name || (before >= 0 && d.Range.Start.Line >= before) {
+			continue
+		}
+		switch d.Kind {
+		case analysis.DefAssign, analysis.DefAugAssign, analysis.DefWalrus, analysis.DefWith, analysis.DefFor:
+			found, at = true, d.Range.Start.Line
+		case analysis.DefImport, analysis.DefFunction, analysis.DefClass, analysis.DefDelete:
+			found = false // a later import or def shadows an earlier assignment
+		}
+	}
+	return at, found
+}
+
+// dedupeSites drops a site whose cell and line an earlier one has (a, b = f(x) binds two).
+func dedupeSites(ss []bindingSite) []bindingSite {
+	seen := map[string]bool{}
+	var out []bindingSite
+	for _, s := range ss {
+		k := fmt.Sprintf("%s:%d:%v", s.Cell.ID, s.Line, s.inCell)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// atBinding returns the input seen from a binding site: its line is the crash line. In the
+// crashing cell, the crash frame's facts still hold; in a history cell they do not, and
+// the kernel's inspection speaks for the names (their values now, which that line built).
+func (in *Input) atBinding(s bindingSite) *Input {
+	if s.inCell {
+		sub := *in
+		sub.Finding.Range = siteLineRange(analysis.SplitLines(in.Text), s.Line)
+		sub.Site = nil
+		return &sub
+	}
+	sub := in.at(s.Site)
+	sub.CrashFacts = nil
+	sub.atSite = false
+	return sub
 }
