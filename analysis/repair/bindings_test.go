@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/premortem/premortem/finding"
 )
 
 // TestBindingSites covers localisation by the dataflow: the places that bound what the
@@ -69,5 +71,29 @@ func TestBindingSiteRepair(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(edits, "\n"), "c0 ") {
 		t.Errorf("no candidate edits the cell that bound y; edits %q", edits)
+	}
+}
+
+// TestIntentKeepsBindings: an edit that stops the cell binding a name it bound is refused,
+// even though the crash line's names are all still there.
+func TestIntentKeepsBindings(t *testing.T) {
+	text := "X = df[cols]\nmodel.fit(X, y)\n"
+	in := input(text, "ValueError", "boom", 1)
+	whole := finding.Range{End: finding.Position{Line: 2}}
+	tests := []struct {
+		name, newText string
+		want          bool
+	}{
+		{"bound by a walrus instead", "model.fit(X := df[cols], y)\n", true},
+		{"X dropped", "model.fit(df[cols].values, y)\nprint(X)\n", false},
+		{"X kept, converted", "X = df[cols].astype(float)\nmodel.fit(X, y)\n", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fix := finding.Fix{Title: "t", Edits: []finding.Edit{{Range: whole, NewText: tc.newText}}}
+			if got := IntentKept(in, fix); got != tc.want {
+				t.Errorf("IntentKept = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -171,7 +171,8 @@ var silencing = regexp.MustCompile(`(?m)^\s*(try\s*:|except\b)|contextlib\.suppr
 
 // IntentKept reports whether a fix keeps the cell's intent: it must not delete or comment
 // out the failing statement, wrap anything in try/except or otherwise silence the error,
-// or replace a data value with a constant. (An errors="ignore" is let through: verification
+// replace a data value with a constant, or leave a name the cell bound unbound
+// (bindingsKept). (An errors="ignore" is let through: verification
 // shows whether it only hides the crash until a later line.)
 func IntentKept(in Input, fix finding.Fix) bool {
 	texts := map[string]string{"": in.Text}
@@ -204,7 +205,7 @@ func IntentKept(in Input, fix finding.Fix) bool {
 	if !ok {
 		return true
 	}
-	if !deletionKept(in, nt) {
+	if !deletionKept(in, nt) || !bindingsKept(in, nt) {
 		return false
 	}
 	// The failing statement must still be there, not commented out: every identifier of the
@@ -307,6 +308,26 @@ func zeroFillKept(in Input, fix finding.Fix) bool {
 			if !have[n] && !indicatorOf(n, have) {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// bindingsKept reports whether the edited cell still binds every name the cell bound: the
+// cells after it read them, so an edit that drops one (a rewritten assignment, a removed
+// loop) moves the crash instead of repairing it, even when the target then runs.
+func bindingsKept(in Input, edited string) bool {
+	was := in.Facts
+	if was == nil {
+		was = analysis.ParseCell(in.Text)
+	}
+	now := map[string]bool{}
+	for _, d := range analysis.ParseCell(edited).Defs {
+		now[d.Name] = true
+	}
+	for _, d := range was.Defs {
+		if d.Kind != analysis.DefDelete && !now[d.Name] {
+			return false
 		}
 	}
 	return true
