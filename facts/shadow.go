@@ -57,6 +57,10 @@ type ShadowResult struct {
 	// earlier cell defined (a forward, a helper: the line repair.FrameSite finds), as that
 	// frame held them: its parameters and locals exist nowhere else.
 	SiteFacts map[string]Value `json:"site_facts,omitempty"`
+	// Types are, after a clean full run asked for them (kernelclient.ShadowOptions.Types),
+	// the qualified type of each name asked for ("pandas.core.frame.DataFrame"), "" for one
+	// the run left unbound.
+	Types map[string]string `json:"types,omitempty"`
 	// Trace is the per-line state recorded with trace on, in execution order.
 	Trace []LineState `json:"trace,omitempty"`
 	// TraceTruncated is true when the trace hit its size bound.

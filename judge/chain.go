@@ -120,6 +120,7 @@ func (j *Judge) chain(ctx context.Context, c *candidate, base repair.Input, insp
 		k := repair.Key(fix)
 		nc := j.prepare(nb, target, hist, texts, fix)
 		nc.keeps = strings.Trim(c.keeps+"; "+rc.Keeps, "; ")
+		nc.watch = c.watch
 		nc.steps = append(append([]string(nil), c.steps...), rc.Fix.Title)
 		nc.failures = append(append([]string(nil), c.failures...), failure)
 		if nc.outcome.Key == "" {

@@ -32,6 +32,12 @@ const DevRunLikelyConfidence = 0.6
 // when the final one is not known within the shadow budget; the full run then goes on, up
 // to the full timeout, before ShadowRunStaged returns. Cancelling ctx kills every child.
 func (j *Judge) ShadowRunStaged(ctx context.Context, code string, cf *analysis.CellFacts, early func(*facts.ShadowResult)) (*facts.ShadowResult, error) {
+	return j.shadowRun(ctx, code, cf, early, nil)
+}
+
+// shadowRun is ShadowRunStaged whose clean full run also reports the types of names
+// (kernelclient.ShadowOptions.Types), for fix verification's guard.
+func (j *Judge) shadowRun(ctx context.Context, code string, cf *analysis.CellFacts, early func(*facts.ShadowResult), types []string) (*facts.ShadowResult, error) {
 	if j.Kernel == nil || j.Options.Shadow == ShadowOff || j.Options.Shadow == "" {
 		return nil, nil
 	}
@@ -50,7 +56,7 @@ func (j *Judge) ShadowRunStaged(ctx context.Context, code string, cf *analysis.C
 	}
 	start := time.Now()
 	r, err := j.Kernel.Shadow(ctx, code, kernelclient.ShadowOptions{Timeout: budget, Trace: j.Options.Trace, DevRunCap: capN, FullTimeout: full,
-		Sandbox: j.Options.ShadowSandbox, Tensors: j.Options.shadowTensors()})
+		Sandbox: j.Options.ShadowSandbox, Tensors: j.Options.shadowTensors(), Types: types})
 	if err != nil {
 		return nil, fmt.Errorf("start shadow run: %w", err)
 	}

@@ -126,6 +126,10 @@ type candidate struct {
 	// original crash first: a chained step that fails the same way again made no progress.
 	steps    []string
 	failures []string
+	// watch is what the guard knows of the types before the fix (retype.go); nil: nothing.
+	watch *typeWatch
+	// told: the exception's own words gave the edit (repair.Candidate.Told).
+	told bool
 }
 
 // VerifyFixes returns the request's findings with the fixes of every crash finding
@@ -199,13 +203,30 @@ func (j *Judge) VerifyFixes(ctx context.Context, req VerifyRequest) ([]finding.F
 		}
 		for _, rc := range repair.Candidates(inputs[n], guards[n], own...) {
 			c := j.prepare(nb, req.CellID, hist, texts, rc.Fix)
-			c.keeps = rc.Keeps
+			c.keeps, c.told = rc.Keeps, rc.Told
 			if c.outcome.Key == "" {
 				c.outcome.Key = repair.Key(rc.Fix)
 			}
 			cands[n] = append(cands[n], c)
 		}
 		total += len(cands[n])
+	}
+	// The types the edited cells' names hold now, for the guard's check of each clean run.
+	var all []*candidate
+	for _, cs := range cands {
+		all = append(all, cs...)
+	}
+	tinsp := insp
+	if more, err := j.typeFacts(ctx, historyNames(all, insp)); err == nil {
+		tinsp = mergeInspections(insp, more)
+	} else if errors.Is(err, kernelclient.ErrBusy) || ctx.Err() != nil {
+		return out, err
+	}
+	for n := range crashes {
+		w := &typeWatch{crash: inputs[n].CrashFacts, crashLine: inputs[n].Finding.Range.Start.Line, insp: tinsp}
+		for _, c := range cands[n] {
+			c.watch = w
+		}
 	}
 
 	done := 0
@@ -466,7 +487,16 @@ func (j *Judge) runCandidate(ctx context.Context, c *candidate, orig *facts.Shad
 	// A candidate is proven by a full run only: no fast dev run beside it, and no
 	// background run past the timeout.
 	vj.Options.DevRunCap = 0
-	r, err := vj.ShadowRun(ctx, c.code, c.cf)
+	var before map[string]string
+	if c.watch != nil {
+		before = c.watch.boundBefore(c)
+	}
+	types := make([]string, 0, len(before))
+	for n := range before {
+		types = append(types, n)
+	}
+	sort.Strings(types)
+	r, err := vj.shadowRun(ctx, c.code, c.cf, nil, types)
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, kernelclient.ErrBusy) || errors.Is(err, kernelclient.ErrDead) || errors.Is(err, kernelclient.ErrClosed) {
 			return o, err
@@ -491,6 +521,11 @@ func (j *Judge) runCandidate(ctx context.Context, c *candidate, orig *facts.Shad
 			o.Reason = "the run used shape-only tensors (meta): values were not checked"
 			break
 		}
+		if why := repair.TypeChange(before, r.Types); why != "" {
+			// It runs, by computing something else: refused, never offered.
+			o.Status, o.Reason = statusRetyped, why
+			break
+		}
 		o.Verified = true
 	case facts.ShadowError:
 		// A re-run cell failed against the current state (it mutates what it reads:
@@ -500,7 +535,7 @@ func (j *Judge) runCandidate(ctx context.Context, c *candidate, orig *facts.Shad
 		rerunFailed := r.Line > 0 && r.Line < c.targetLine
 		sameCrash := r.Line >= c.targetLine && orig != nil && orig.Status == facts.ShadowError && r.Exception == orig.Exception && r.Message == orig.Message
 		if c.first > 0 && (rerunFailed || sameCrash) && len(c.hist) <= maxReplayAll {
-			top := j.prepareFrom(&candidate{fix: c.fix, size: c.size, keeps: c.keeps, outcome: Outcome{Key: c.outcome.Key}, steps: c.steps, failures: c.failures}, c.target, c.hist, c.texts, c.after, 0)
+			top := j.prepareFrom(&candidate{fix: c.fix, size: c.size, keeps: c.keeps, outcome: Outcome{Key: c.outcome.Key}, steps: c.steps, failures: c.failures, watch: c.watch}, c.target, c.hist, c.texts, c.after, 0)
 			if top.outcome.Status == "" {
 				*c = *top
 				return j.runCandidate(ctx, c, orig, nil)
@@ -545,21 +580,25 @@ func offered(cs []*candidate, texts map[string]string, target string, nb *notebo
 		switch {
 		case c.outcome.Verified:
 			ver = append(ver, c)
-		case c.outcome.Status == facts.ShadowError || c.outcome.Status == "" || len(c.steps) > 1:
-			// failed (dropped), not run yet, or a composed fix whose run proved nothing
+		case c.outcome.Status == facts.ShadowError || c.outcome.Status == statusRetyped || c.outcome.Status == "" || len(c.steps) > 1:
+			// failed or refused by the guard (dropped), not run yet, or a composed fix whose
+			// run proved nothing
 		default:
 			unver = append(unver, c)
 		}
 	}
 	// A fix of one step comes before a composed one (each step is a change the user must
-	// accept), then the smallest edit first.
-	// A fix that loses data (repair.Loss) comes after every one that keeps it.
+	// accept); a fix that loses data (repair.Loss) comes after every one that keeps it; one
+	// the exception's words gave comes before the guesses; then the smallest edit first.
 	sort.SliceStable(ver, func(a, b int) bool {
 		if sa, sb := max(len(ver[a].steps), 1), max(len(ver[b].steps), 1); sa != sb {
 			return sa < sb
 		}
 		if la, lb := repair.Loss(ver[a].fix) != "", repair.Loss(ver[b].fix) != ""; la != lb {
 			return lb
+		}
+		if ver[a].told != ver[b].told {
+			return ver[a].told // what the library that raised says to write, before a guess
 		}
 		return ver[a].size < ver[b].size
 	})

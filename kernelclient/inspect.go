@@ -161,8 +161,8 @@ func (c *Client) Shadow(ctx context.Context, code string, opts ShadowOptions) (*
 	if tensors != facts.TensorsMeta && tensors != facts.TensorsReal {
 		tensors = facts.TensorsAuto
 	}
-	call := fmt.Sprintf("shadow(%s, %s, %s, %d, %s, %s, %d, %s)", pyStr(code), strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64), pyBool(opts.Trace), opts.MaxMemory,
-		pyStr(sandboxSetting(opts.Sandbox)), strconv.FormatFloat(opts.FullTimeout.Seconds(), 'f', -1, 64), opts.DevRunCap, pyStr(tensors))
+	call := fmt.Sprintf("shadow(%s, %s, %s, %d, %s, %s, %d, %s, %s)", pyStr(code), strconv.FormatFloat(timeout.Seconds(), 'f', -1, 64), pyBool(opts.Trace), opts.MaxMemory,
+		pyStr(sandboxSetting(opts.Sandbox)), strconv.FormatFloat(opts.FullTimeout.Seconds(), 'f', -1, 64), opts.DevRunCap, pyStr(tensors), pyList(opts.Types))
 	return c.shadowCall(ctx, "shadow", call)
 }
 

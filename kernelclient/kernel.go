@@ -138,6 +138,10 @@ type ShadowOptions struct {
 	// Tensors is facts.TensorsAuto ("" too), TensorsMeta or TensorsReal: which tensors the
 	// child makes shape-only (kernelclient/inspector/36_meta.py).
 	Tensors string
+	// Types are names whose types a clean full run reports (facts.ShadowResult.Types): fix
+	// verification asks for the names the edited cells bind, so the guard can refuse a fix
+	// that left one unbound or of another type.
+	Types []string
 }
 
 // Sandbox settings (ShadowOptions.Sandbox, premortem.shadow.sandbox, --shadow-sandbox).

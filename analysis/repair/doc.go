@@ -20,6 +20,11 @@
 // (product.go), the axis a concatenation (np.concatenate, hstack, vstack, torch.cat) can
 // join along (concat.go), .view made .reshape on a tensor that is not contiguous (view.go)
 // and a name whose words an existing name has in another order (wordnames.go); and the
+// families that read the repair off the exception's own words, tried first at the crash
+// line and ranked above guesses when verified: a value the message lists in place of the
+// literal it quotes (options.go: solver='libliner' is 'liblinear') and the spelling it
+// says to use for an expression it quotes (saysuse.go: NumPy's np.float is float or
+// np.float64); the
 // notebook-order families: an undefined name whose binding is copied from the cell that
 // binds it and has not run (define.go, a backward slice down to what the kernel holds),
 // one a function or method of the history returns (returned.go), a model's undefined
@@ -27,5 +32,6 @@
 // (overwritten.go) and a deletion run twice (deltwice.go). Diff turns a composed fix into
 // line edits. A family registers itself with register in its file's init; Candidates asks
 // every family and drops any candidate that would not keep the cell's intent (see
-// IntentKept).
+// IntentKept); after a candidate's clean run, TypeChange refuses one that changed the kind
+// of what a name the edited cell binds holds.
 package repair

@@ -241,13 +241,37 @@ var keywords = map[string]bool{"and": true, "or": true, "not": true, "in": true,
 
 var dataKinds = map[string]bool{"dataframe": true, "series": true, "ndarray": true, "tensor": true, "list": true, "dict": true, "sparse": true}
 
+// replacedIdent reports whether an edit of fix replaced exactly id, or a dotted name that
+// holds it (np.float written float, as NumPy's error says): the old spelling may go.
 func replacedIdent(text string, fix finding.Fix, id string) bool {
 	for _, e := range fix.Edits {
-		if e.Cell == "" && strings.TrimSpace(textOf(text, e.Range)) == id {
+		if e.Cell != "" {
+			continue
+		}
+		old := strings.TrimSpace(textOf(text, e.Range))
+		if old == id {
+			return true
+		}
+		if parts := strings.Split(old, "."); len(parts) > 1 && dotted(parts) && containsStr(parts, id) {
 			return true
 		}
 	}
 	return false
+}
+
+// dotted reports whether every part of a name split at its dots is an identifier.
+func dotted(parts []string) bool {
+	for _, p := range parts {
+		if p == "" || !isIdentByte(p[0]) || (p[0] >= '0' && p[0] <= '9') {
+			return false
+		}
+		for i := 0; i < len(p); i++ {
+			if !isIdentByte(p[i]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // codeOnly drops comments from every line (roughly: a # outside quotes).

@@ -177,3 +177,101 @@ func TestNeededChannels(t *testing.T) {
 		}
 	}
 }
+
+func TestListedOption(t *testing.T) {
+	tests := []struct {
+		name, text, exc, msg string
+		want                 []string // the new texts proposed, in order
+	}{
+		{"scikit-learn's parameter validation", "clf = LogisticRegression(solver='libliner')\n", "InvalidParameterError",
+			"The 'solver' parameter of LogisticRegression must be a str among {'saga', 'liblinear', 'newton-cholesky', 'sag', 'lbfgs', 'newton-cg'}. Got 'libliner' instead.",
+			[]string{"'liblinear'"}},
+		{"seaborn's list, a plural, double quotes kept", "sns.histplot(df, x=\"age\", stat=\"counts\")\n", "ValueError",
+			"The `stat` parameter for `Hist` must be one of 'count', 'density', 'percent', 'probability' or 'frequency'; not 'counts'.",
+			[]string{`"count"`}},
+		{"no listed value near the wrong one: a change of meaning", "rf = RandomForestClassifier(criterion='mse')\n", "InvalidParameterError",
+			"The 'criterion' parameter of RandomForestClassifier must be a str among {'entropy', 'gini', 'log_loss'}. Got 'mse' instead.",
+			nil},
+		{"the message does not quote the literal", "df.plot(kind='scater')\n", "ValueError", "scater is not a valid plot kind", nil},
+		{"one quoted name is no list", "df['Age ']\n", "KeyError", "'Age '", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := input(tt.text, tt.exc, tt.msg, 0)
+			if got := newTexts(listedOptionGen(&in)); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSaysUse(t *testing.T) {
+	npFloat := "module 'numpy' has no attribute 'float'.\n`np.float` was a deprecated alias for the builtin `float`. To avoid this error in existing code, use `float` by itself. Doing this will not modify any behavior and is safe. If you specifically wanted the numpy scalar type, use `np.float64` here."
+	tests := []struct {
+		name, text, msg string
+		want            []string
+	}{
+		{"NumPy's removed alias, both spellings it gives", "df['x'] = df['x'].astype(np.float)\n", npFloat, []string{"float", "np.float64"}},
+		{"the line does not hold the quoted expression", "y = np.float32(2)\n", npFloat, nil},
+		{"a placeholder is no code to write", "t = x.view(-1)\n", "view size is not compatible ... Use `.reshape(...)` instead.", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := input(tt.text, "AttributeError", tt.msg, 0)
+			if got := newTexts(saysUseGen(&in)); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCallValue(t *testing.T) {
+	tests := []struct {
+		name, text, msg string
+		want            []string
+	}{
+		{"a tuple called", "n_rows = df.shape()[0]\n", "'tuple' object is not callable", []string{"df.shape"}},
+		{"an array called", "w = model.coef_()\n", "'numpy.ndarray' object is not callable", []string{"model.coef_"}},
+		{"a method in arithmetic", "z = (df['a'] - df['a'].mean) / 2\n", "unsupported operand type(s) for -: 'Series' and 'method'", []string{"df['a'].mean()"}},
+		{"a module's function is no method to call", "import numpy as np\nr = np.round(s.std, 2)\n", "unsupported operand type(s) for *: 'method' and 'float'", []string{"s.std()"}},
+		{"a function called is no value", "f = g()\n", "'function' object is not callable", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			line := strings.Count(strings.TrimSuffix(tt.text, "\n"), "\n")
+			in := input(tt.text, "TypeError", tt.msg, line)
+			if got := newTexts(callValueGen(&in)); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLabelShift(t *testing.T) {
+	msg := "Invalid classes inferred from unique values of `y`.  Expected: [0 1 2], got [1 2 3]"
+	tests := []struct {
+		name, text, msg string
+		want            []string
+	}{
+		{"labels from 1", "clf.fit(X_train, y_train)\n", msg, []string{"y_train - 1"}},
+		{"by keyword, an expression parenthesised", "clf.fit(X, y=df.q + 2)\n", "Invalid classes inferred from unique values of `y`.  Expected: [0 1], got [3 4]", []string{"(df.q + 2) - 3"}},
+		{"no constant shift", "clf.fit(X, y)\n", "Invalid classes inferred from unique values of `y`.  Expected: [0 1 2], got [0 2 5]", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := input(tt.text, "ValueError", tt.msg, 0)
+			if got := newTexts(labelShiftGen(&in)); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// newTexts are the new texts of the first edit of each candidate, in order.
+func newTexts(cs []Candidate) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Fix.Edits[0].NewText)
+	}
+	return out
+}

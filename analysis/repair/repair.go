@@ -73,6 +73,9 @@ type Candidate struct {
 	// Keeps says in words why the edit keeps the cell's intent ("reads the column the
 	// history renamed sqft to"); shown to the user as evidence when the fix is verified.
 	Keeps string
+	// Told is true when the exception's own words gave the edit (a told family): among
+	// verified fixes it ranks above the guesses.
+	Told bool
 }
 
 // family is one file's repairs: it returns nothing when the crash is not its kind.
@@ -81,12 +84,20 @@ type family struct {
 	gen  func(in *Input) []Candidate
 	// wanted lists extra names whose runtime facts the family needs (may be nil).
 	wanted func(in *Input) []string
+	// told marks a family that reads the repair off the exception's own words (the values
+	// it lists, the spelling it says to use): the library that raised knows better than a
+	// guess by spelling, so at each site its candidates are tried first.
+	told bool
 }
 
 var families []family
 
-// register adds a family; called from the init function of the family's file.
-func register(f family) { families = append(families, f) }
+// register adds a family; called from the init function of the family's file. The
+// families the exception tells come first, each group in the order of registration.
+func register(f family) {
+	families = append(families, f)
+	sort.SliceStable(families, func(a, b int) bool { return families[a].told && !families[b].told })
+}
 
 // maxCandidates bounds the candidates of one finding: each costs a shadow run, and the
 // verifier's time budget (judge) usually ends the search before this many have run.
@@ -124,7 +135,8 @@ func (g *Guard) first(fix finding.Fix) bool {
 }
 
 // Candidates returns the repairs for in.Finding, best first, at most maxCandidates: the
-// finding's own fixes (own: a rule's or the LLM's, in their order), then the library's.
+// repairs the exception's own words give (told families, at the crash line), the finding's
+// own fixes (own: a rule's or the LLM's, in their order), then the library's at each site.
 // Every one has passed g (NewGuard(in) when nil), so a caller that composes more
 // candidates later (chained repair) passes them through the same guard. A family that
 // panics on odd input costs its candidates only.
@@ -136,6 +148,18 @@ func Candidates(in Input, g *Guard, own ...finding.Fix) []Candidate {
 		g = NewGuard(in)
 	}
 	var out []Candidate
+	// What the exception itself says to write comes before a rule's or the LLM's guess.
+	for _, f := range families {
+		if !f.told {
+			continue
+		}
+		for _, c := range safeGen(f, &in) {
+			if len(c.Fix.Edits) > 0 && IntentKept(in, c.Fix) && g.first(c.Fix) {
+				c.Family, c.Told = f.name, true
+				out = append(out, c)
+			}
+		}
+	}
 	for _, f := range own {
 		f.Title = strings.TrimSpace(f.Title)
 		f.Verified, f.Preferred = false, false
@@ -179,7 +203,7 @@ func Candidates(in Input, g *Guard, own ...finding.Fix) []Candidate {
 			}
 			for _, c := range kept {
 				if g.first(c.Fix) {
-					c.Family = f.name
+					c.Family, c.Told = f.name, f.told
 					out = append(out, c)
 				}
 			}

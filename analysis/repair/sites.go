@@ -163,38 +163,73 @@ func (in *Input) editSites() []editSite {
 // tensor was flattened to the wrong size. The place to repair is where that value was
 // bound, so every family also runs there, with the binding line as its crash line. The
 // dataflow gives those places: the statement's reads, and for each the last binding above
-// it, in the crashing cell or else in the newest executed cell that binds it.
+// it, in the crashing cell or else in the newest executed cell that binds it. One step
+// further back (what those binding lines read, bound above them) is where the value's own
+// ingredients were made: X_train is split from X, and X is where the text column was kept.
 
 // maxBindingSites bounds the binding sites of one crash: each multiplies the families'
-// candidates, and each candidate costs a shadow run.
-const maxBindingSites = 4
+// candidates, and each candidate costs a shadow run (the search's budget runs the nearest
+// sites' candidates first).
+const maxBindingSites = 6
+
+// bindingDepth is how many steps back the slice goes: the crash line's reads, then theirs.
+const bindingDepth = 2
 
 // bindingSite is a place that bound a name the crash line reads: a line of the crashing
-// cell above the crash (inCell) or a line of an executed cell of the history.
+// cell above the crash (inCell) or a line of an executed cell of the history. depth is 1
+// for the crash line's own reads, 2 for what their binding lines read.
 type bindingSite struct {
 	Site
 	name   string
 	inCell bool
+	depth  int
+	hist   int // the History index of Cell; -1 in the crashing cell
 }
 
-// bindingSites returns the binding sites of the names the crash statement reads, nearest
-// first: the crashing cell's own lines above the crash, then the history newest first.
-// Imports, defs and classes are left out: an import has nothing to repair, and the code
-// of a def that raised is the frame site.
+// bindingSites returns the binding sites of the names the crash statement reads, then of
+// the names those binding lines read, nearest first within each step: the crashing cell's
+// own lines above the crash, then the history newest first. Imports, defs and classes are
+// left out: an import has nothing to repair, and the code of a def that raised is the
+// frame site.
 func (in *Input) bindingSites() []bindingSite {
 	if in.Facts == nil {
 		return nil
 	}
-	line := in.crashLine()
-	stmts := analysis.CellStatements(in.Text)
+	hf := make([]*analysis.CellFacts, len(in.History)) // the history's facts, parsed once
+	for i, h := range in.History {
+		if hf[i] = h.Facts; hf[i] == nil {
+			hf[i] = analysis.ParseCell(h.Text)
+		}
+	}
+	reads, start := statementReads(in.Text, in.crashLine())
+	level := in.bindersOf(hf, reads, -1, start, 1)
+	out := dedupeSites(level)
+	for d := 2; d <= bindingDepth && len(out) < maxBindingSites; d++ {
+		var next []bindingSite
+		for _, b := range level {
+			r, st := statementReads(b.Cell.Text, b.Line)
+			next = append(next, in.bindersOf(hf, r, b.hist, st, d)...)
+		}
+		out = dedupeSites(append(out, next...))
+		level = next
+	}
+	if len(out) > maxBindingSites {
+		out = out[:maxBindingSites]
+	}
+	return out
+}
+
+// statementReads returns the free names (outside functions it defines) of the top-level
+// statement of text holding line, in order, and the statement's first line.
+func statementReads(text string, line int) ([]string, int) {
 	var reads []string
 	seen := map[string]bool{}
-	crashStart := line
-	for _, st := range stmts {
+	start := line
+	for _, st := range analysis.CellStatements(text) {
 		if line < st.StartLine || line > st.EndLine {
 			continue
 		}
-		crashStart = st.StartLine
+		start = st.StartLine
 		for _, u := range st.Facts.Uses {
 			if !seen[u.Name] && u.InFunction == "" {
 				seen[u.Name] = true
@@ -202,37 +237,45 @@ func (in *Input) bindingSites() []bindingSite {
 			}
 		}
 	}
-	var own, hist []bindingSite
-	for _, name := range reads {
-		if s, ok := lastBinding(in.Facts.Defs, name, crashStart); ok {
-			own = append(own, bindingSite{Site: Site{Cell: Cell{ID: "", Index: -1, Text: in.Text, Facts: in.Facts}, Line: s}, name: name, inCell: true})
+	return reads, start
+}
+
+// bindersOf returns, for each name, its last binding above line before in the cell at
+// History index h (-1: the crashing cell), else in the newest history cell older than it
+// that binds it; the cell's own lines bottom up first, then the history newest first. hf
+// are the history's facts.
+func (in *Input) bindersOf(hf []*analysis.CellFacts, names []string, h, before, depth int) []bindingSite {
+	var own, older []bindingSite
+	for _, name := range names {
+		if h < 0 {
+			if s, ok := lastBinding(in.Facts.Defs, name, before); ok {
+				own = append(own, bindingSite{Site: Site{Cell: Cell{ID: "", Index: -1, Text: in.Text, Facts: in.Facts}, Line: s}, name: name, inCell: true, depth: depth, hist: -1})
+				continue
+			}
+		} else if s, ok := lastBinding(hf[h].Defs, name, before); ok {
+			c := in.History[h]
+			c.Facts = hf[h]
+			own = append(own, bindingSite{Site: Site{Cell: c, Line: s}, name: name, depth: depth, hist: h})
 			continue
 		}
-		for h := len(in.History) - 1; h >= 0; h-- {
-			c := in.History[h]
-			if c.Facts == nil {
-				c.Facts = analysis.ParseCell(c.Text)
-			}
+		from := len(in.History) - 1
+		if h >= 0 {
+			from = h - 1
+		}
+		for i := from; i >= 0; i-- {
+			c := in.History[i]
+			c.Facts = hf[i]
 			if s, ok := lastBinding(c.Facts.Defs, name, -1); ok {
 				if in.Site == nil || in.Site.Cell.ID != c.ID || in.Site.Line != s {
-					hist = append(hist, bindingSite{Site: Site{Cell: c, Line: s}, name: name})
+					older = append(older, bindingSite{Site: Site{Cell: c, Line: s}, name: name, depth: depth, hist: i})
 				}
 				break
 			}
 		}
 	}
-	// Nearest first: the cell's own lines bottom up, then the newest history cells.
 	sort.SliceStable(own, func(a, b int) bool { return own[a].Line > own[b].Line })
-	order := map[string]int{}
-	for i, h := range in.History {
-		order[h.ID] = i
-	}
-	sort.SliceStable(hist, func(a, b int) bool { return order[hist[a].Cell.ID] > order[hist[b].Cell.ID] })
-	out := dedupeSites(append(own, hist...))
-	if len(out) > maxBindingSites {
-		out = out[:maxBindingSites]
-	}
-	return out
+	sort.SliceStable(older, func(a, b int) bool { return older[a].hist > older[b].hist })
+	return append(own, older...)
 }
 
 // lastBinding returns the line of the last unconditional binding of name in defs above

@@ -336,8 +336,21 @@ def _frames(tb, code, lmap):
     return frames, line
 
 
+def _bound_types(ns, names):
+    """The type of each of names in ns after a clean run ("" when unbound): the fix guard
+    refuses a candidate that left a name the edited cell binds unbound or of another type.
+    Only type() is read: nothing of the user's code runs."""
+    out = {}
+    for n in names:
+        try:
+            out[n] = _tname(type(ns[n])) if n in ns else ""
+        except BaseException:
+            pass
+    return out
+
+
 def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, old_mask, is_async, sh,
-                sandbox="auto"):
+                sandbox="auto", types=()):
     import signal
 
     t0 = time.perf_counter()
@@ -401,6 +414,7 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
     out, err = _CappedText(), _CappedText()
     res = {"status": "ok"}
     tracer = None
+    ns = None
     try:
         phases["rng"] = time.perf_counter()
         _install_child_guards(sh, out, err, box)
@@ -489,6 +503,8 @@ def _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, 
                 sugg = None
             if sugg:
                 res["suggestions"] = sugg
+    if types and ns is not None and res.get("status") == "ok":
+        res["types"] = _bound_types(ns, types)
     native = _sc_refusal() if box.kind != "namespaces" else None
     if native is not None and not _refusals:
         _refusals.append(native)

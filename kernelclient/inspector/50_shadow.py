@@ -66,7 +66,8 @@ def _skip_reason(tensors="auto"):
     return None
 
 
-def shadow(code, timeout_s=3.0, trace=False, max_memory=0, sandbox="auto", full_timeout_s=0, devrun_cap=0, tensors="auto"):
+def shadow(code, timeout_s=3.0, trace=False, max_memory=0, sandbox="auto", full_timeout_s=0, devrun_cap=0, tensors="auto",
+           types=()):
     """Fork the kernel and run code in the child; returns at once (facts.ShadowResult JSON).
 
     sandbox: "auto" (namespaces where allowed) or "fallback" (see 31_sandbox).
@@ -85,7 +86,8 @@ def shadow(code, timeout_s=3.0, trace=False, max_memory=0, sandbox="auto", full_
         count = 0
     try:
         res = _start(token, str(code), float(timeout_s or 3.0), bool(trace), int(max_memory or 0), sh, count, t0,
-                     str(sandbox or "auto"), float(full_timeout_s or 0), int(devrun_cap or 0), str(tensors or "auto"))
+                     str(sandbox or "auto"), float(full_timeout_s or 0), int(devrun_cap or 0), str(tensors or "auto"),
+                     tuple(str(n) for n in (types or ())))
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as e:
@@ -99,7 +101,7 @@ def shadow(code, timeout_s=3.0, trace=False, max_memory=0, sandbox="auto", full_
 
 
 def _start(token, code, timeout, trace, max_memory, sh, count, t0, sandbox="auto", full_timeout=0.0, devrun_cap=0,
-           tensors="auto"):
+           tensors="auto", types=()):
     reason = _skip_reason(tensors)
     if reason:
         return _final(token, "skipped", reason)
@@ -146,7 +148,7 @@ def _start(token, code, timeout, trace, max_memory, sh, count, t0, sandbox="auto
         dev = _fork_child(_new_token(), code, capped, lmap, timeout, trace, max_memory, sh, count, t0, is_async,
                           (meta, devrun_cap), sandbox=sandbox)
     res = _fork_child(token, code, cell_code, lmap, full_limit, trace, max_memory, sh, count, t0, is_async,
-                      None, background=dev is not None, sandbox=sandbox)
+                      None, background=dev is not None, sandbox=sandbox, types=types)
     if dev is not None:
         res["devrun_token"] = dev["token"]
         res["devrun_fork_ms"] = dev.get("fork_syscall_ms")
@@ -186,7 +188,7 @@ class _Deferred(object):
 
 
 def _fork_child(token, code, cell_code, lmap, timeout, trace, max_memory, sh, count, t0, is_async, devrun,
-                background=False, sandbox="auto"):
+                background=False, sandbox="auto", types=()):
     """Forks one child running cell_code (devrun: (meta, cap) for the capped child, else None),
     registers it and starts its reaper; returns the "running" answer. A background child (the
     full run beside a capped one) runs at a lower priority, so the answer the user waits for
@@ -221,7 +223,8 @@ def _fork_child(token, code, cell_code, lmap, timeout, trace, max_memory, sh, co
                     os.nice(10)
                 except BaseException:
                     pass
-            _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, old_mask, is_async, sh, sandbox)
+            _child_main(wfd, code, cell_code, lmap, timeout, trace, max_memory, rstate, old_mask, is_async, sh, sandbox,
+                        types)
         finally:
             os._exit(70)
     fork_ms = (time.perf_counter() - tf) * 1000.0
