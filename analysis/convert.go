@@ -218,6 +218,20 @@ func (c *converter) convert(n *node) *Expr {
 		e.Value = c.expr(n.child("value"))
 	case "conditional_expression":
 		e.Args = c.exprs(n.namedKids())
+	case "list_comprehension", "set_comprehension", "dictionary_comprehension", "generator_expression":
+		for _, k := range n.namedKids() {
+			switch k.typ {
+			case "comment":
+			case "pair":
+				e.Parts = append(e.Parts, c.exprs(k.namedKids())...)
+			case "for_in_clause":
+				e.Parts = append(e.Parts, c.expr(k.child("right")))
+			case "if_clause":
+				e.Parts = append(e.Parts, c.exprs(k.namedKids())...)
+			default:
+				e.Parts = append(e.Parts, c.expr(k))
+			}
+		}
 	case "keyword_argument":
 		return c.expr(n.child("value"))
 	}
@@ -346,6 +360,11 @@ func (c *converter) statement(n *node) *Statement {
 	case "function_definition":
 		s.Kind = StmtDef
 		s.Name = c.src(n.child("name"))
+		if ps := n.child("parameters"); ps != nil {
+			for _, p := range ps.namedKids() {
+				paramNames(p, c.text, func(name string) { s.Params = append(s.Params, name) })
+			}
+		}
 		s.Body = c.block(n.child("body"))
 	case "class_definition":
 		s.Kind = StmtClass

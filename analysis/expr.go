@@ -47,6 +47,12 @@ type Expr struct {
 	Keywords []Keyword
 	// Const: the literal value of a Const (string, int64, float64, bool, nil).
 	Const any
+	// Parts are the expressions inside a comprehension or generator (Node
+	// "list_comprehension", "generator_expression"...): its element (a dict comprehension's
+	// key and value), the iterables and the conditions, in source order. They are apart from
+	// Args because the comprehension binds names of its own: a walker that resolves names
+	// against the cell's must not enter them, one that edits text may.
+	Parts []*Expr
 	// Starred is true for *args elements.
 	Starred bool
 	// Node is the tree-sitter node type of an ExprOther ("conditional_expression" for
@@ -139,6 +145,8 @@ type Statement struct {
 	Op string
 	// Name of a def or class.
 	Name string
+	// Params are a def's parameter names, in order (self included; * and ** ones too).
+	Params []string
 	// Body holds nested statements of compound statements, in source order.
 	Body []*Statement
 }

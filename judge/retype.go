@@ -52,8 +52,11 @@ func (w typeWatch) boundBefore(c *candidate) map[string]string {
 		// The crashing cell: a name bound only above the crash line held, when the run
 		// failed, what the fix must keep the kind of.
 		last := map[string]int{}
-		for _, d := range analysis.ParseCell(c.texts[c.target]).Defs {
-			last[d.Name] = max(last[d.Name], d.Range.Start.Line)
+		defs := analysis.ParseCell(c.texts[c.target]).Defs
+		for _, d := range defs {
+			if !loopOnly(defs, d.Name) {
+				last[d.Name] = max(last[d.Name], d.Range.Start.Line)
+			}
 		}
 		still := boundBy(t)
 		for n, l := range last {
@@ -69,8 +72,9 @@ func (w typeWatch) boundBefore(c *candidate) map[string]string {
 			text := h.Text
 			if t, ok := c.after[h.ID]; ok {
 				still := boundBy(t)
-				for _, d := range analysis.ParseCell(h.Text).Defs {
-					if later[d.Name] || d.Kind == analysis.DefDelete || !still[d.Name] {
+				defs := analysis.ParseCell(h.Text).Defs
+				for _, d := range defs {
+					if later[d.Name] || d.Kind == analysis.DefDelete || !still[d.Name] || loopOnly(defs, d.Name) {
 						continue
 					}
 					if _, done := out[d.Name]; done {
@@ -96,6 +100,18 @@ func (w typeWatch) boundBefore(c *candidate) map[string]string {
 		}
 	}
 	return out
+}
+
+// loopOnly reports whether every binding of name in defs is a for loop's target: its
+// value is whichever item came last, and a fix that makes the loop walk other items (a
+// dict's values, not its keys) changes it by design.
+func loopOnly(defs []analysis.Def, name string) bool {
+	for _, d := range defs {
+		if d.Name == name && d.Kind != analysis.DefFor {
+			return false
+		}
+	}
+	return true
 }
 
 // boundBy returns the names text binds at its top level.

@@ -22,7 +22,7 @@ import (
 // Fix scenarios (testdata/scenarios/fix/*.txtar) are check scenarios (see TestScenarios)
 // about repairs. Expectations: verdict, exception (of the first crash finding), fix (the
 // preferred fix's exact title, which must be verified), fix-text (its first edit's new
-// text), fix-cell (the 0-based notebook index of the cell its first edit targets; default
+// text, without the line breaks and indentation around it), fix-cell (the 0-based notebook index of the cell its first edit targets; default
 // the target), nofix (no fix at all may be offered for the crash). A verified fix is then
 // applied and the notebook replayed in a fresh kernel, edited cells in place: the target
 // must run, since a verified fix that fails on the user's real run is a bug.
@@ -125,7 +125,7 @@ func runFixScenario(t *testing.T, sc *scenario) {
 	if want := sc.want["fix"]; want != "" && fix.Title != want {
 		t.Errorf("fix %q, want %q\n%s", fix.Title, want, dump())
 	}
-	if want := sc.want["fix-text"]; want != "" && fix.Edits[0].NewText != want {
+	if want := sc.want["fix-text"]; want != "" && strings.TrimSpace(fix.Edits[0].NewText) != want {
 		t.Errorf("fix text %q, want %q\n%s", fix.Edits[0].NewText, want, dump())
 	}
 	nb := rep.Source

@@ -3,6 +3,7 @@ package repair
 import (
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/finding"
@@ -19,6 +20,14 @@ func init() {
 }
 
 // renamedKeywords maps a keyword that a current library no longer takes to its new name.
+// artistProps are the properties matplotlib's artists take as keywords (Artist.set): lines,
+// patches, collections and text.
+var artistProps = []string{"color", "alpha", "label", "linewidth", "linestyle", "marker", "markersize",
+	"markerfacecolor", "markeredgecolor", "markeredgewidth", "facecolor", "edgecolor", "fill", "hatch",
+	"zorder", "visible", "fontsize", "fontweight", "fontfamily", "fontstyle", "rotation", "horizontalalignment",
+	"verticalalignment", "cmap", "norm", "antialiased", "dashes", "drawstyle", "capstyle", "joinstyle",
+	"clip_on", "picker", "rasterized", "sizes", "linewidths", "edgecolors", "facecolors", "offsets", "width", "height"}
+
 var renamedKeywords = map[string]string{
 	"sparse":          "sparse_output",  // sklearn OneHotEncoder 1.2
 	"base_estimator":  "estimator",      // sklearn Bagging/AdaBoost 1.2
@@ -69,6 +78,11 @@ func renameKeyword(in *Input, kw string) []Candidate {
 			if nw := renamedKeywords[kw]; nw != "" {
 				names = append(names, nw)
 			}
+			var props []string
+			if strings.Contains(in.message(), ".set() got an unexpected keyword") {
+				// A matplotlib artist's property: plt.plot(..., colour=) reaches Line2D.set.
+				props = nearest(kw, artistProps, 2)
+			}
 			if v, ok := in.value(c.Callee); ok && v.Signature != "" {
 				var params []string
 				for _, p := range sigParamRE.FindAllStringSubmatch(v.Signature, -1) {
@@ -83,6 +97,12 @@ func renameKeyword(in *Input, kw string) []Candidate {
 			nameRange := finding.Range{Start: k.Range.Start, End: finding.Position{Line: k.Range.Start.Line, Character: k.Range.Start.Character + analysis.UTF16Len(kw)}}
 			if textOf(in.Text, nameRange) != kw {
 				continue
+			}
+			for _, n := range props {
+				out = append(out, Candidate{
+					Fix:   finding.Fix{Title: fmt.Sprintf("Spell the keyword %s as %s (a property of the plotted artist)", kw, n), Edits: []finding.Edit{replaceAt(nameRange, n)}},
+					Keeps: fmt.Sprintf("the same value, given to the artist's %s property", n),
+				})
 			}
 			for _, n := range names {
 				out = append(out, Candidate{

@@ -166,9 +166,6 @@ func textOf(text string, r finding.Range) string {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// silencing are constructs that hide a crash instead of repairing it.
-var silencing = regexp.MustCompile(`(?m)^\s*(try\s*:|except\b)|contextlib\.suppress|filterwarnings|^\s*pass\s*$|sys\.exit|raise\s+SystemExit`)
-
 // IntentKept reports whether a fix keeps the cell's intent: it must not delete or comment
 // out the failing statement, wrap anything in try/except or otherwise silence the error,
 // replace a data value with a constant, or leave a name the cell bound unbound
@@ -180,9 +177,6 @@ func IntentKept(in Input, fix finding.Fix) bool {
 		texts[h.ID] = h.Text
 	}
 	for _, e := range fix.Edits {
-		if silencing.MatchString(e.NewText) {
-			return false
-		}
 		if e.Cell != "" {
 			continue
 		}
@@ -201,6 +195,11 @@ func IntentKept(in Input, fix finding.Fix) bool {
 	if err != nil {
 		return false
 	}
+	for id, t := range after {
+		if silences(texts[id], t) {
+			return false
+		}
+	}
 	nt, ok := after[""]
 	if !ok {
 		return true
@@ -209,32 +208,17 @@ func IntentKept(in Input, fix finding.Fix) bool {
 		return false
 	}
 	// The failing statement must still be there, not commented out: every identifier of the
-	// crash line must still appear on a code line of the edited cell.
-	crash := strings.TrimSpace(lineAt(in.Text, in.crashLine()))
-	code := codeOnly(nt)
-	kwargs := map[string]bool{}
-	for _, m := range kwargRE.FindAllStringSubmatch(stripStrings(crash), -1) {
-		kwargs[m[1]] = true // a keyword's name is no data: renaming it is the repair of a call
-	}
-	for _, id := range identRE.FindAllString(stripStrings(crash), -1) {
-		if keywords[id] || kwargs[id] {
-			continue
-		}
-		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(id) + `\b`).MatchString(code) {
+	// crash line must still be in the edited cell's code.
+	have := cellIdentifiers(nt)
+	for _, id := range lineIdentifiers(in.Text, in.Facts, in.crashLine()) {
+		if !have[id] && !replacedIdent(in.Text, fix, id) {
 			// Renaming the wrong name is the repair of a missing name: the old identifier
 			// may go, when an edit replaced exactly it.
-			if !replacedIdent(in.Text, fix, id) {
-				return false
-			}
+			return false
 		}
 	}
 	return true
 }
-
-var (
-	identRE = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
-	kwargRE = regexp.MustCompile(`[(,]\s*([A-Za-z_][A-Za-z0-9_]*)\s*=[^=]`)
-)
 
 var keywords = map[string]bool{"and": true, "or": true, "not": true, "in": true, "is": true, "if": true, "else": true,
 	"for": true, "lambda": true, "None": true, "True": true, "False": true, "print": true}
@@ -253,6 +237,11 @@ func replacedIdent(text string, fix finding.Fix, id string) bool {
 			return true
 		}
 		if parts := strings.Split(old, "."); len(parts) > 1 && dotted(parts) && containsStr(parts, id) {
+			return true
+		}
+		// A method swapped for another on the same object (clf.predict_proba(X)[:, 1]
+		// written clf.predict(X)): the attribute goes, the object and the call stay.
+		if ids := scanIdentifiers(old); len(ids) > 0 && ids[0] != id && strings.Contains(old, "."+id) && strings.HasPrefix(strings.TrimSpace(e.NewText), ids[0]+".") {
 			return true
 		}
 	}
@@ -300,7 +289,17 @@ var stringRE = regexp.MustCompile(`'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"`)
 
 func stripStrings(s string) string { return stringRE.ReplaceAllString(stripComment(s), "''") }
 
-func isIdent(s string) bool { return s != "" && identRE.FindString(s) == s }
+func isIdent(s string) bool {
+	if s == "" || (s[0] >= '0' && s[0] <= '9') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isIdentByte(s[i]) {
+			return false
+		}
+	}
+	return true
+}
 
 var literalRE = regexp.MustCompile(`^(-?[0-9.]+|\[[-0-9., ]*\]|'[^']*'|"[^"]*"|None)$`)
 

@@ -55,6 +55,12 @@ func estimatorGen(in *Input) []Candidate {
 		// Built by this very cell: verification shows whether it is a frame.
 		frame = true
 	}
+	if !known && x.Kind == analysis.ExprSubscript && x.Index != nil && x.Index.Kind == analysis.ExprList {
+		// df[["a", "b"]]: columns of a frame are a frame.
+		if r, ok := in.value(x.Root()); ok && r.Kind == facts.KindDataFrame {
+			frame = true
+		}
+	}
 	var out []Candidate
 	switch {
 	case textIntoRE.MatchString(msg):

@@ -88,15 +88,29 @@ type family struct {
 	// it lists, the spelling it says to use): the library that raised knows better than a
 	// guess by spelling, so at each site its candidates are tried first.
 	told bool
+	// broad marks a family that tries values the exception does not name (the neighbouring
+	// dimensions of a dim argument): at each site it comes after every other family, so a
+	// repair the evidence points to is tried, and ranked, first.
+	broad bool
 }
 
 var families []family
 
 // register adds a family; called from the init function of the family's file. The
-// families the exception tells come first, each group in the order of registration.
+// families the exception tells come first and the broad ones last, each group in the order
+// of registration.
 func register(f family) {
 	families = append(families, f)
-	sort.SliceStable(families, func(a, b int) bool { return families[a].told && !families[b].told })
+	rank := func(f family) int {
+		switch {
+		case f.told:
+			return 0
+		case f.broad:
+			return 2
+		}
+		return 1
+	}
+	sort.SliceStable(families, func(a, b int) bool { return rank(families[a]) < rank(families[b]) })
 }
 
 // maxCandidates bounds the candidates of one finding: each costs a shadow run, and the
@@ -415,8 +429,8 @@ func (in *Input) exprsOnLine(l int, keep func(e *analysis.Expr) bool) []*analysi
 	return walkExprs(in.Facts.Statements, func(r finding.Range) bool { return r.Start.Line <= l && r.End.Line >= l }, keep)
 }
 
-// walkExprs returns the expressions of the statements (nested ones included) that keep
-// accepts, outermost first, entering only statements and expressions whose range within
+// walkExprs returns the expressions of the statements (nested ones included, and those
+// inside comprehensions) that keep accepts, outermost first, entering only statements and expressions whose range within
 // accepts.
 func walkExprs(ss []*analysis.Statement, within func(finding.Range) bool, keep func(e *analysis.Expr) bool) []*analysis.Expr {
 	var out []*analysis.Expr
@@ -435,6 +449,9 @@ func walkExprs(ss []*analysis.Statement, within func(finding.Range) bool, keep f
 		}
 		for _, k := range e.Keywords {
 			walk(k.Value)
+		}
+		for _, p := range e.Parts {
+			walk(p)
 		}
 	}
 	var stmts func(ss []*analysis.Statement)

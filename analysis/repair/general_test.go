@@ -1,0 +1,139 @@
+package repair
+
+import (
+	"testing"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/facts"
+	"github.com/premortem/premortem/finding"
+)
+
+// TestGeneralOperators checks each general operator on a cell: the first candidate it
+// makes, applied, must give want; "" means it makes none.
+func TestGeneralOperators(t *testing.T) {
+	df := facts.Value{Exists: true, Kind: facts.KindDataFrame, Columns: []facts.Column{{Name: "Sex"}, {Name: "Survived"}}}
+	s := facts.Value{Exists: true, Kind: facts.KindSeries}
+	tests := []struct {
+		name      string
+		gen       func(*Input) []Candidate
+		text      string
+		line      int
+		exception string
+		message   string
+		values    map[string]facts.Value
+		want      string
+	}{
+		{"int plus text", numberOperandGen, "t = 0\nfor r in rows:\n    t = t + r['p']", 2, "TypeError", "unsupported operand type(s) for +: 'int' and 'str'", nil,
+			"t = 0\nfor r in rows:\n    t = t + int(r['p'])"},
+		{"augmented", numberOperandGen, "t += r['p']", 0, "TypeError", "unsupported operand type(s) for +=: 'int' and 'str'", nil, ""},
+		{"augmented op", numberOperandGen, "t += r['p']", 0, "TypeError", "unsupported operand type(s) for +: 'int' and 'str'", nil, "t += int(r['p'])"},
+		{"compare in comprehension", numberOperandGen, "a = [x for x in ages if x > 18]", 0, "TypeError", "'>' not supported between instances of 'str' and 'int'", nil,
+			"a = [x for x in ages if int(x) > 18]"},
+		{"text both sides", numberOperandGen, "s = a + b", 0, "TypeError", "unsupported operand type(s) for +: 'list' and 'str'", nil, ""},
+		{"int of fraction", numberOperandGen, "n = int(s)", 0, "ValueError", "invalid literal for int() with base 10: '3.5'", nil, "n = int(float(s))"},
+		{"int of word", numberOperandGen, "n = int(s)", 0, "ValueError", "invalid literal for int() with base 10: 'abc'", nil, ""},
+		{"floor division", integerOperandGen, "m = v[len(v) / 2]", 0, "TypeError", "list indices must be integers or slices, not float", nil, "m = v[len(v) // 2]"},
+		{"int of index", integerOperandGen, "m = v[k]", 0, "TypeError", "list indices must be integers or slices, not float", nil, "m = v[int(k)]"},
+		{"range of float", integerOperandGen, "for i in range(n):\n    pass", 0, "TypeError", "'float' object cannot be interpreted as an integer", nil, "for i in range(int(n)):\n    pass"},
+		{"global", globalDeclGen, "def bump():\n    count += 1\n    return count", 1, "UnboundLocalError", "cannot access local variable 'count' where it is not associated with a value",
+			map[string]facts.Value{"count": {Exists: true, Kind: facts.KindInt}}, "def bump():\n    global count\n    count += 1\n    return count"},
+		{"global of a local", globalDeclGen, "def f(xs):\n    if xs:\n        t = 1\n    return t", 3, "UnboundLocalError", "cannot access local variable 't' where it is not associated with a value", nil, ""},
+		{"missing return", missingReturnGen, "def clean(df):\n    df = df.dropna()\n\nd = clean(raw)\nd['a']", 4, "TypeError", "'NoneType' object is not subscriptable", nil,
+			"def clean(df):\n    df = df.dropna()\n    return df\n\nd = clean(raw)\nd['a']"},
+		{"returns already", missingReturnGen, "def clean(df):\n    return None\n\nd = clean(raw)\nd['a']", 4, "TypeError", "'NoneType' object is not subscriptable", nil, ""},
+		{"dict items", loopWalkGen, "for k, v in d:\n    print(k)", 0, "ValueError", "not enough values to unpack (expected 2, got 1)", map[string]facts.Value{"d": {Exists: true, Kind: facts.KindDict}},
+			"for k, v in d.items():\n    print(k)"},
+		{"list unpacked", loopWalkGen, "for k, v in d:\n    print(k)", 0, "ValueError", "not enough values to unpack (expected 2, got 1)", map[string]facts.Value{"d": {Exists: true, Kind: facts.KindList}}, ""},
+		{"dict values", loopWalkGen, "for u in d:\n    print(u['n'])", 1, "TypeError", "string indices must be integers, not 'str'", nil, "for u in d.values():\n    print(u['n'])"},
+		{"range past end", loopWalkGen, "for i in range(len(x) + 1):\n    s = x[i]", 1, "IndexError", "list index out of range", nil, "for i in range(len(x)):\n    s = x[i]"},
+		{"neighbour", loopWalkGen, "for i in range(len(x)):\n    s = x[i + 1] - x[i]", 1, "IndexError", "list index out of range", nil, "for i in range(len(x) - 1):\n    s = x[i + 1] - x[i]"},
+		{"while", loopWalkGen, "while i <= len(x):\n    s = x[i]", 1, "IndexError", "list index out of range", nil, "while i < len(x):\n    s = x[i]"},
+		{"instance", instanceCallGen, "m = Model.fit(X)", 0, "TypeError", "Model.fit() missing 1 required positional argument: 'x'", map[string]facts.Value{"Model": {Exists: true, Kind: facts.KindClass}}, "m = Model().fit(X)"},
+		{"instance of module", instanceCallGen, "m = np.mean()", 0, "TypeError", "mean() missing 1 required positional argument: 'a'", map[string]facts.Value{"np": {Exists: true, Kind: facts.KindPyModule}}, ""},
+		{"colon", syntaxSlipGen, "for c in cols\n    print(c)", 0, "SyntaxError", "invalid syntax", nil, "for c in cols:\n    print(c)"},
+		{"print", syntaxSlipGen, "print 'n', n", 0, "SyntaxError", "invalid syntax", nil, "print('n', n)"},
+		{"equals", syntaxSlipGen, "if m = 'a':\n    pass", 0, "SyntaxError", "invalid syntax", nil, "if m == 'a':\n    pass"},
+		{"no slip", syntaxSlipGen, "x = = 3", 0, "SyntaxError", "invalid syntax", nil, ""},
+		{"infer dimension", inferDimensionGen, "b = a.reshape(8, 28, 27)", 0, "ValueError", "cannot reshape array of size 6272 into shape (8,28,27)", nil, "b = a.reshape(8, 28, -1)"},
+		{"view", inferDimensionGen, "b = t.view((4, 5))", 0, "RuntimeError", "shape '[4, 5]' is invalid for input of size 24", nil, "b = t.view((4, -1))"},
+		{"shift", shiftDimensionGen, "f = conv(x.unsqueeze(0))", 0, "RuntimeError", "expected input to have 1 channels, but got 8 channels instead; size", nil, "f = conv(x.unsqueeze(1))"},
+		{"str accessor", accessorGen, "c = df['City'].lower()", 0, "AttributeError", "'Series' object has no attribute 'lower'", nil, "c = df['City'].str.lower()"},
+		{"dt accessor", accessorGen, "y = df['d'].year", 0, "AttributeError", "'Series' object has no attribute 'year'", nil, "y = df['d'].dt.year"},
+		{"parse dates", accessorGen, "import pandas as pd\ny = df['d'].dt.year", 1, "AttributeError", "Can only use .dt accessor with datetimelike values", nil, "import pandas as pd\ny = pd.to_datetime(df['d']).dt.year"},
+		{"unknown attribute", accessorGen, "c = df['City'].lowercase()", 0, "AttributeError", "'Series' object has no attribute 'lowercase'", nil, ""},
+		{"apply axis", axisKeywordGen, "df['c'] = df.apply(lambda r: r['a'])", 0, "KeyError", "'a'", map[string]facts.Value{"df": df}, "df['c'] = df.apply(lambda r: r['a'], axis=1)"},
+		{"drop axis", axisKeywordGen, "X = df.drop('id')", 0, "KeyError", "\"['id'] not found in axis\"", map[string]facts.Value{"df": df}, "X = df.drop('id', axis=1)"},
+		{"drop has axis", axisKeywordGen, "X = df.drop('id', axis=0)", 0, "KeyError", "\"['id'] not found in axis\"", map[string]facts.Value{"df": df}, ""},
+		{"seaborn column", dataColumnGen, "sns.barplot(x='sex', y='Survived', data=df)", 0, "ValueError", "Could not interpret input 'sex'", map[string]facts.Value{"df": df},
+			"sns.barplot(x='Sex', y='Survived', data=df)"},
+		{"seaborn no column", dataColumnGen, "sns.barplot(x='age', y='Survived', data=df)", 0, "ValueError", "Could not interpret input 'age'", map[string]facts.Value{"df": df}, ""},
+		{"labels", predictedLabelsGen, "print(accuracy_score(y, clf.predict_proba(X)[:, 1]))", 0, "ValueError", "Classification metrics can't handle a mix of binary and continuous targets", nil,
+			"print(accuracy_score(y, clf.predict(X)))"},
+		{"axes grid", axesGridGen, "for i, c in enumerate(cols):\n    axes[i].hist(df[c])", 1, "AttributeError", "'numpy.ndarray' object has no attribute 'hist'",
+			map[string]facts.Value{"axes": {Exists: true, Kind: facts.KindNDArray, Shape: []int{2, 2}}}, "for i, c in enumerate(cols):\n    axes.flat[i].hist(df[c])"},
+		{"axes row", axesGridGen, "axes[i].hist(v)", 0, "AttributeError", "'numpy.ndarray' object has no attribute 'hist'", map[string]facts.Value{"axes": {Exists: true, Kind: facts.KindNDArray, Shape: []int{3}}}, ""},
+		{"and", elementWiseGen, "sub = df[df['a'] > 1 and df['b'] > 1]", 0, "ValueError", "The truth value of a Series is ambiguous. Use a.empty, a.bool(), a.item(), a.any() or a.all().", nil,
+			"sub = df[(df['a'] > 1) & (df['b'] > 1)]"},
+		{"not", elementWiseGen, "sub = df[df.a > 1 or not df.c]", 0, "ValueError", "The truth value of a Series is ambiguous.", nil, "sub = df[(df.a > 1) | ~(df.c)]"},
+		{"precedence", elementWiseGen, "sub = df[df['a'] > 1 & df['b'] < 3]", 0, "ValueError", "The truth value of a Series is ambiguous.", nil, "sub = df[(df['a'] > 1) & (df['b'] < 3)]"},
+		{"if series", elementWiseGen, "if df['a'] > 1:\n    pass", 0, "ValueError", "The truth value of a Series is ambiguous.", nil, ""},
+		{"cuda", deviceChoiceGen, "import torch\nx = x.cuda()", 1, "AssertionError", "Torch not compiled with CUDA enabled", nil, "import torch\nx = x.to(\"cuda\" if torch.cuda.is_available() else \"cpu\")"},
+		{"cuda string", deviceChoiceGen, "import torch\ndevice = torch.device('cuda')", 1, "AssertionError", "Torch not compiled with CUDA enabled", nil,
+			"import torch\ndevice = torch.device(\"cuda\" if torch.cuda.is_available() else \"cpu\")"},
+		{"iloc", byPositionGen, "first = s[0]", 0, "KeyError", "0", map[string]facts.Value{"s": s}, "first = s.iloc[0]"},
+		{"loc to iloc", byPositionGen, "first = s.loc[0]", 0, "KeyError", "0", map[string]facts.Value{"s": s}, "first = s.iloc[0]"},
+		{"dict key", byPositionGen, "first = d[0]", 0, "KeyError", "0", map[string]facts.Value{"d": {Exists: true, Kind: facts.KindDict}}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := Input{Finding: finding.Finding{Exception: tt.exception, Range: finding.Range{Start: finding.Position{Line: tt.line}, End: finding.Position{Line: tt.line, Character: 1}}},
+				Message: tt.message, Text: tt.text, Facts: analysis.ParseCell(tt.text), Inspection: &facts.Inspection{Values: tt.values}}
+			cs := tt.gen(&in)
+			if tt.want == "" {
+				if len(cs) > 0 {
+					t.Fatalf("want no candidate, got %q %v", cs[0].Fix.Title, cs[0].Fix.Edits)
+				}
+				return
+			}
+			if len(cs) == 0 {
+				t.Fatalf("no candidate, want %q", tt.want)
+			}
+			got, err := ApplyEdits(tt.text, cs[0].Fix.Edits)
+			if err != nil || got != tt.want {
+				t.Fatalf("first candidate %q gives %q (%v), want %q", cs[0].Fix.Title, got, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestGuardOnTree checks the intent guard's tree reading: silencing constructs counted
+// before and after, the crash line's identifiers kept, keyword names free to change.
+func TestGuardOnTree(t *testing.T) {
+	line := func(l, a, b int) finding.Range {
+		return finding.Range{Start: finding.Position{Line: l, Character: a}, End: finding.Position{Line: l, Character: b}}
+	}
+	tests := []struct {
+		name string
+		text string
+		edit finding.Edit
+		want bool
+	}{
+		{"wrapped in try", "y = f(x)", finding.Edit{Range: line(0, 0, 8), NewText: "try:\n    y = f(x)\nexcept Exception:\n    y = None"}, false},
+		{"commented out", "y = f(x)\nprint(y)", finding.Edit{Range: line(0, 0, 0), NewText: "# "}, false},
+		{"keyword renamed", "m = split(X, test_ratio=0.2)", finding.Edit{Range: line(0, 13, 23), NewText: "test_size"}, true},
+		{"try already there", "try:\n    import a\nexcept ImportError:\n    a = None\ny = f(x)", finding.Edit{Range: line(4, 6, 7), NewText: "int(x)"}, true},
+		{"except in a string", "y = f(x)", finding.Edit{Range: line(0, 6, 7), NewText: "x, note='except: pass'"}, true},
+		{"warnings silenced", "y = f(x)", finding.Edit{Range: line(0, 0, 0), NewText: "import warnings; warnings.filterwarnings('ignore')\n"}, false},
+		{"name dropped", "y = f(x) + g(z)", finding.Edit{Range: line(0, 8, 15), NewText: ""}, false},
+		{"method swapped", "p = clf.predict_proba(X)[:, 1]", finding.Edit{Range: line(0, 4, 30), NewText: "clf.predict(X)"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := tt.edit.Range.Start.Line
+			in := Input{Finding: finding.Finding{Exception: "ValueError", Range: line(l, 0, 1)}, Text: tt.text, Facts: analysis.ParseCell(tt.text)}
+			if got := IntentKept(in, finding.Fix{Edits: []finding.Edit{tt.edit}}); got != tt.want {
+				t.Errorf("IntentKept = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
