@@ -24,7 +24,16 @@
 // line and ranked above guesses when verified: a value the message lists in place of the
 // literal it quotes (options.go: solver='libliner' is 'liblinear') and the spelling it
 // says to use for an expression it quotes (saysuse.go: NumPy's np.float is float or
-// np.float64); the
+// np.float64); the general operators, which the exception kind and the state choose and
+// which edit the syntax tree: text numbers converted (numberops.go), / made // where an
+// integer is needed (intoperand.go), a global declaration (globaldecl.go), a helper's
+// missing return (noreturn.go), loops over dicts and past the end (loopshape.go), a
+// method called on its class (classcall.go), syntax slips (syntaxedit.go), dimensions
+// inferred or shifted (dims.go), the .str and .dt accessors (accessor.go), axis=1
+// (axiskw.go), a column by the frame's own spelling (datacolumn.go), labels for
+// probabilities (predictlabels.go), a subplot grid read flat (axesgrid.go), element-wise
+// masks (masks.go), the device chosen by the machine (device.go) and rows by position
+// (position.go); the
 // notebook-order families: an undefined name whose binding is copied from the cell that
 // binds it and has not run (define.go, a backward slice down to what the kernel holds),
 // one a function or method of the history returns (returned.go), a model's undefined
@@ -32,6 +41,6 @@
 // (overwritten.go) and a deletion run twice (deltwice.go). Diff turns a composed fix into
 // line edits. A family registers itself with register in its file's init; Candidates asks
 // every family and drops any candidate that would not keep the cell's intent (see
-// IntentKept); after a candidate's clean run, TypeChange refuses one that changed the kind
+// IntentKept, which reads code on the syntax tree: guard.go); after a candidate's clean run, TypeChange refuses one that changed the kind
 // of what a name the edited cell binds holds.
 package repair
