@@ -45,6 +45,10 @@ func runFixScenario(t *testing.T, sc *scenario) {
 	opts := judge.DefaultOptions()
 	opts.ShadowLongRuns = true
 	opts.ShadowTimeout = 30 * time.Second
+	// The scenarios ask whether the search finds the fix, not how fast: they run in
+	// parallel on a loaded machine, where the default wall-clock budget would cut the
+	// search short after a handful of candidates and make the answer depend on the load.
+	opts.RepairBudget = 2 * time.Minute
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	rep, err := judge.CheckNotebook(ctx, path, judge.CheckOptions{Options: opts, Targets: []int{target}})
