@@ -19,8 +19,7 @@ func init() {
 }
 
 func elementWiseGen(in *Input) []Candidate {
-	msg := in.message()
-	if in.exception() != "ValueError" || !strings.Contains(msg, "truth value of a") || !strings.Contains(msg, "is ambiguous") || in.Facts == nil {
+	if !ambiguousTruth(in) {
 		return nil
 	}
 	var out []Candidate
@@ -79,4 +78,11 @@ func elementWise(text string, e *analysis.Expr) (string, bool) {
 		return fmt.Sprintf("(%s %s %s) %s (%s %s %s)", e.Args[0].Text, op1, mid.Args[0].Text, mid.Name, mid.Args[1].Text, op2, e.Args[2].Text), true
 	}
 	return "", false
+}
+
+// ambiguousTruth reports whether the crash is a Series or array asked for one truth value
+// ("The truth value of a Series is ambiguous"), with the cell's syntax tree at hand.
+func ambiguousTruth(in *Input) bool {
+	msg := in.message()
+	return in.exception() == "ValueError" && strings.Contains(msg, "truth value of a") && strings.Contains(msg, "is ambiguous") && in.Facts != nil
 }

@@ -2,9 +2,11 @@ package repair
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/finding"
 )
 
@@ -12,6 +14,11 @@ import (
 // Classification metrics can't handle a mix of binary and continuous targets"). The
 // metric wants the labels the classifier predicts: predict_proba(A)[...] or
 // decision_function(A) becomes predict(A), on the crash line or where the scores were bound.
+// Scores that come from elsewhere (a regressor's predict, a network's output) are made
+// labels where the metric reads them: a binary target's at 0.5, (p > 0.5).astype(int), a
+// multiclass target's rounded to the nearest class, p.round().astype(int). The message
+// names the target's kind first and the prediction's second, so only the side it calls
+// continuous is touched.
 
 func init() {
 	register(family{name: "predicted-labels", gen: predictedLabelsGen})
@@ -41,6 +48,54 @@ func predictedLabelsGen(in *Input) []Candidate {
 		out = append(out, Candidate{
 			Fix:   finding.Fix{Title: fmt.Sprintf("Score the predicted labels, %s (the metric needs labels, not %s scores)", text, e.Value.Name), Edits: []finding.Edit{replaceAt(whole.Range, text)}},
 			Keeps: "the same classifier and rows, scored on the labels it predicts",
+		})
+	}
+	if len(out) == 0 {
+		return thresholdScores(in, msg)
+	}
+	return out
+}
+
+// metricMixRE is sklearn's _check_targets message: the target's kind, then the prediction's.
+var metricMixRE = regexp.MustCompile(`can't handle a mix of ([\w-]+) and ([\w-]+) targets`)
+
+// thresholdScores makes labels of the continuous predictions a classification metric on the
+// crash line reads.
+func thresholdScores(in *Input, msg string) []Candidate {
+	m := metricMixRE.FindStringSubmatch(msg)
+	if m == nil || m[2] != "continuous" || (m[1] != "binary" && m[1] != "multiclass") {
+		return nil
+	}
+	var out []Candidate
+	for _, c := range in.exprsOnLine(in.crashLine(), func(e *analysis.Expr) bool { return e.Kind == analysis.ExprCall && e.Value != nil }) {
+		callee, _ := c.Value.Chain()
+		name := callee[strings.LastIndexByte(callee, '.')+1:]
+		if !strings.HasSuffix(name, "_score") && name != "confusion_matrix" && name != "classification_report" {
+			continue
+		}
+		var pred *analysis.Expr
+		if len(c.Args) >= 2 {
+			pred = c.Args[1]
+		}
+		for _, k := range c.Keywords {
+			if k.Name == "y_pred" {
+				pred = k.Value
+			}
+		}
+		if pred == nil || pred.Starred || in.exprKind(pred) == facts.KindTensor {
+			continue
+		}
+		text := pred.Text
+		if needsParens(pred) {
+			text = "(" + text + ")"
+		}
+		label, how := text+".round().astype(int)", "rounded to the nearest class"
+		if m[1] == "binary" {
+			label, how = "("+pred.Text+" > 0.5).astype(int)", "cut at 0.5"
+		}
+		out = append(out, Candidate{
+			Fix:   finding.Fix{Title: fmt.Sprintf("Score labels, not scores: %s (the target is %s, %s is continuous)", label, m[1], pred.Text), Edits: []finding.Edit{replaceAt(pred.Range, label)}},
+			Keeps: fmt.Sprintf("the same predictions, %s, scored against the same target", how),
 		})
 	}
 	return out

@@ -2,15 +2,21 @@ package repair
 
 import (
 	"fmt"
+	"regexp"
+	"strings"
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/finding"
 )
 
-// Explicit matrix products in torch (`A @ B`, torch.matmul, torch.mm, A.mm(B), A.matmul(B))
-// whose inner dimensions disagree: "mat1 and mat2 shapes cannot be multiplied (AxB and CxD)".
-// The message names both shapes, so the transposition that makes the product defined is
-// known: B == D transposes the second operand (A×B @ D×C), A == C the first (B×A @ C×D).
+// Explicit matrix products (`A @ B`, torch.matmul, torch.mm, A.mm(B), A.matmul(B), np.dot,
+// np.matmul, A.dot(B)) whose inner dimensions disagree: torch's "mat1 and mat2 shapes cannot
+// be multiplied (AxB and CxD)", NumPy's "shapes (A,B) and (C,D) not aligned" (np.dot) and
+// "matmul: Input operand 1 has a mismatch in its core dimension 0" (@, np.matmul, whose
+// message names no shapes: the operands' runtime shapes stand in). Both shapes known, the
+// transposition that makes the product defined is known: B == D transposes the second
+// operand (A×B @ D×C), A == C the first (B×A @ C×D); a 1-D second operand (C,) is a
+// vector, so only the first can turn.
 // A Linear layer's mismatch is repaired by its in_features (shape.go); this family acts
 // only on a product written on the crash line, and verification proves the result runs.
 
@@ -18,15 +24,50 @@ func init() {
 	register(family{name: "product", gen: productGen})
 }
 
+// alignedRE is np.dot's message; the second shape may be a vector's, (3,).
+var alignedRE = regexp.MustCompile(`shapes \((\d+),\s*(\d+)\) and \((\d+),\s*(\d*)\) not aligned`)
+
 func productGen(in *Input) []Candidate {
-	m := matmulRE.FindStringSubmatch(in.message())
-	if m == nil {
+	msg := in.message()
+	known := false // the message gave the shapes
+	var a, b, c, d int
+	if m := matmulRE.FindStringSubmatch(msg); m != nil {
+		a, b, c, d, known = atoi(m[1]), atoi(m[2]), atoi(m[3]), atoi(m[4]), true
+	} else if m := alignedRE.FindStringSubmatch(msg); m != nil {
+		a, b, c, d, known = atoi(m[1]), atoi(m[2]), atoi(m[3]), -1, true
+		if m[4] != "" {
+			d = atoi(m[4])
+		}
+	} else if !strings.HasPrefix(msg, "matmul: Input operand") || !strings.Contains(msg, "core dimension") {
 		return nil
 	}
-	a, b, c, d := atoi(m[1]), atoi(m[2]), atoi(m[3]), atoi(m[4])
 	var out []Candidate
 	for _, p := range products(in) {
 		left, right := p[0], p[1]
+		if !known {
+			ls, rs := in.exprShape(left), in.exprShape(right)
+			if ls == nil || rs == nil {
+				// Shapes nobody knows: either operand may be the one to turn; the
+				// shadow run decides.
+				out = append(out, transposed(left, "first", "the same matrices; the inner dimensions of a product must agree"),
+					transposed(right, "second", "the same matrices; the inner dimensions of a product must agree"))
+				continue
+			}
+			if len(ls) != 2 || (len(rs) != 1 && len(rs) != 2) {
+				continue
+			}
+			a, b, c, d = ls[0], ls[1], rs[0], -1
+			if len(rs) == 2 {
+				d = rs[1]
+			}
+		}
+		if d < 0 {
+			// A vector second operand: only the matrix can turn.
+			if a == c && b != c {
+				out = append(out, transposed(left, "first", fmt.Sprintf("%s is %dx%d and the vector %s has %d values: the dimensions agree once %s is transposed", left.Text, a, b, right.Text, c, left.Text)))
+			}
+			continue
+		}
 		if b == d {
 			out = append(out, transposed(right, "second", fmt.Sprintf("%s is %dx%d and %s is %dx%d: the inner dimensions agree (%d) once %s is transposed", left.Text, a, b, right.Text, c, d, b, right.Text)))
 		}
@@ -49,17 +90,37 @@ func products(in *Input) [][2]*analysis.Expr {
 		case e.Kind == analysis.ExprBinOp && e.Name == "@" && len(e.Args) == 2:
 			out = append(out, [2]*analysis.Expr{e.Args[0], e.Args[1]})
 		case e.Kind == analysis.ExprCall && len(e.Args) == 2 && len(e.Keywords) == 0:
-			if c, _ := e.Value.Chain(); c == "torch.matmul" || c == "torch.mm" {
+			if c, _ := e.Value.Chain(); productFuncs[c] {
 				out = append(out, [2]*analysis.Expr{e.Args[0], e.Args[1]})
 			}
-		case e.Kind == analysis.ExprCall && len(e.Args) == 1 && len(e.Keywords) == 0 && e.Value != nil && e.Value.Kind == analysis.ExprAttribute && (e.Value.Name == "mm" || e.Value.Name == "matmul"):
-			if c, _ := e.Value.Chain(); c == "torch.mm" || c == "torch.matmul" {
+		case e.Kind == analysis.ExprCall && len(e.Args) == 1 && len(e.Keywords) == 0 && e.Value != nil && e.Value.Kind == analysis.ExprAttribute && (e.Value.Name == "mm" || e.Value.Name == "matmul" || e.Value.Name == "dot"):
+			if c, _ := e.Value.Chain(); productFuncs[c] {
 				continue // the module function with one argument: not a method call
 			}
 			out = append(out, [2]*analysis.Expr{e.Value.Value, e.Args[0]})
 		}
 	}
 	return out
+}
+
+// productFuncs are the module functions of a matrix product of two arguments.
+var productFuncs = map[string]bool{"torch.matmul": true, "torch.mm": true, "np.dot": true, "np.matmul": true, "numpy.dot": true, "numpy.matmul": true}
+
+// exprShape is the runtime shape of e when e is a name (or attribute chain) the facts
+// know; nil otherwise.
+func (in *Input) exprShape(e *analysis.Expr) []int {
+	if e == nil {
+		return nil
+	}
+	name, ok := e.Chain()
+	if !ok {
+		return nil
+	}
+	v, ok := in.value(name)
+	if !ok {
+		return nil
+	}
+	return v.Shape
 }
 
 // transposed is the candidate appending .T to operand e (parenthesized when it is an

@@ -62,9 +62,6 @@ func shapeGen(in *Input) []Candidate {
 	if m := inconsistent.FindStringSubmatch(msg); m != nil {
 		out = append(out, matchingSplit(in)...)
 	}
-	if strings.Contains(msg, "mismatch in its core dimension") || strings.Contains(msg, "shapes") && strings.Contains(msg, "not aligned") {
-		out = append(out, transposeOperand(in)...)
-	}
 	if strings.Contains(msg, "could not be broadcast together") {
 		out = append(out, keepDims(in)...)
 	}
@@ -438,53 +435,6 @@ func matchingSplit(in *Input) []Candidate {
 			out = append(out, Candidate{
 				Fix:   finding.Fix{Title: fmt.Sprintf("Use %s, the split that matches %s", cand, other.Text), Edits: []finding.Edit{replaceAt(a.Range, cand)}},
 				Keeps: fmt.Sprintf("%s has %d samples like %s; %s has %d", cand, want, other.Text, a.Text, length(a.Text)),
-			})
-		}
-	}
-	return out
-}
-
-// transposeOperand tries the second operand of a matrix product transposed.
-var swapRE = regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_]*) @ ([A-Za-z_][A-Za-z0-9_]*)\b`)
-
-func transposeOperand(in *Input) (out []Candidate) {
-	line := lineAt(in.Text, in.crashLine())
-	if i := strings.Index(line, " @ "); i >= 0 {
-		// The left operand transposed: the name just before " @ ".
-		j := i
-		for j > 0 && (isIdentByte(line[j-1]) || line[j-1] == '.') {
-			j--
-		}
-		if j < i {
-			p := finding.Position{Line: in.crashLine(), Character: analysis.UTF16Len(line[:i])}
-			out = append(out, Candidate{
-				Fix:   finding.Fix{Title: "Transpose the left operand (.T)", Edits: []finding.Edit{{Range: finding.Range{Start: p, End: p}, NewText: ".T"}}},
-				Keeps: "the same matrices; the inner dimensions of a product must agree",
-			})
-		}
-	}
-	if m := swapRE.FindStringSubmatchIndex(line); m != nil {
-		a, b := line[m[2]:m[3]], line[m[4]:m[5]]
-		r := finding.Range{Start: finding.Position{Line: in.crashLine(), Character: analysis.UTF16Len(line[:m[2]])}, End: finding.Position{Line: in.crashLine(), Character: analysis.UTF16Len(line[:m[5]])}}
-		defer func() {
-			out = append(out, Candidate{
-				Fix:   finding.Fix{Title: fmt.Sprintf("Multiply %s @ %s (the inner dimensions agree that way)", b, a), Edits: []finding.Edit{replaceAt(r, b+" @ "+a)}},
-				Keeps: "the same two matrices, in the order whose inner dimensions agree",
-			})
-		}()
-	}
-	if i := strings.Index(line, " @ "); i >= 0 {
-		rest := line[i+3:]
-		j := 0
-		for j < len(rest) && (isIdentByte(rest[j]) || rest[j] == '.') {
-			j++
-		}
-		if j > 0 {
-			pos := analysis.UTF16Len(line[:i+3+j])
-			p := finding.Position{Line: in.crashLine(), Character: pos}
-			out = append(out, Candidate{
-				Fix:   finding.Fix{Title: "Transpose the right operand (.T)", Edits: []finding.Edit{{Range: finding.Range{Start: p, End: p}, NewText: ".T"}}},
-				Keeps: "the same matrices; the inner dimensions of a product must agree",
 			})
 		}
 	}

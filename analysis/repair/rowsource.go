@@ -1,0 +1,113 @@
+package repair
+
+import (
+	"fmt"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
+)
+
+// X and y taken from different frames: rows dropped from a copy (clean = df.dropna()) and
+// X built from it while y still comes from the original ("Found input variables with
+// inconsistent numbers of samples: [29, 30]"). The two must come from the same rows, so
+// one side is taken from the other's frame, the side of the frame with more rows first:
+// rows are removed on purpose, seldom added. The columns each side reads stay.
+
+func init() {
+	register(family{name: "row-source", gen: rowSourceGen})
+}
+
+func rowSourceGen(in *Input) []Candidate {
+	if !inconsistent.MatchString(in.message()) || in.Facts == nil {
+		return nil
+	}
+	args := pairArgs(in)
+	if len(args) < 2 || args[0].Kind != analysis.ExprName || args[1].Kind != analysis.ExprName {
+		return nil
+	}
+	type side struct {
+		site buildSite
+		base *analysis.Expr
+		rows int
+	}
+	var sides [2]side
+	for i, a := range args[:2] {
+		s, _, ok := in.binding(a.Name, -1, in.crashLine())
+		if !ok {
+			return nil
+		}
+		b := baseFrame(s.value)
+		if b == nil || b == s.value {
+			return nil // a frame itself, or a value not read from a frame
+		}
+		sides[i] = side{site: s, base: b, rows: in.rowCount(b.Name)}
+	}
+	if sides[0].base.Name == sides[1].base.Name {
+		return nil
+	}
+	// The side whose frame has more rows moves first; unknown counts keep y moving first.
+	order := []int{1, 0}
+	if sides[0].rows > sides[1].rows && sides[1].rows >= 0 {
+		order = []int{0, 1}
+	}
+	var out []Candidate
+	for _, i := range order {
+		from, to := sides[i], sides[1-i]
+		e := replaceAt(from.base.Range, to.base.Name)
+		e.Cell = from.site.cell
+		out = append(out, Candidate{
+			Fix:   finding.Fix{Title: fmt.Sprintf("Take %s from %s, the frame %s comes from%s", args[i].Name, to.base.Name, args[1-i].Name, from.site.where()), Edits: []finding.Edit{e}},
+			Keeps: fmt.Sprintf("%s reads the same columns, from the rows %s has", args[i].Name, args[1-i].Name),
+		})
+	}
+	return out
+}
+
+// pairArgs are the first arguments of the call that compares sample counts on the crash
+// line: an estimator method's, else the first call's with two positional names.
+func pairArgs(in *Input) []*analysis.Expr {
+	if _, args := callArgs(in); len(args) >= 2 {
+		return args
+	}
+	for _, c := range in.exprsOnLine(in.crashLine(), func(e *analysis.Expr) bool { return e.Kind == analysis.ExprCall }) {
+		if len(c.Args) >= 2 && c.Args[0].Kind == analysis.ExprName && c.Args[1].Kind == analysis.ExprName {
+			return c.Args
+		}
+	}
+	return nil
+}
+
+// baseFrame is the name an expression is read from: df in df[["a"]], df.a, df.drop(...)
+// and df.loc[...]["y"]; nil when it starts elsewhere (a call of a function, a literal).
+func baseFrame(e *analysis.Expr) *analysis.Expr {
+	for e != nil {
+		switch e.Kind {
+		case analysis.ExprName:
+			return e
+		case analysis.ExprSubscript, analysis.ExprAttribute:
+			e = e.Value
+		case analysis.ExprCall:
+			if e.Value == nil || e.Value.Kind != analysis.ExprAttribute {
+				return nil
+			}
+			e = e.Value
+		default:
+			return nil
+		}
+	}
+	return nil
+}
+
+// rowCount is the number of rows the facts know for name, -1 when unknown.
+func (in *Input) rowCount(name string) int {
+	v, ok := in.value(name)
+	switch {
+	case !ok:
+		return -1
+	case len(v.Shape) > 0:
+		return v.Shape[0]
+	case v.Len != nil:
+		return *v.Len
+	}
+	return -1
+}
