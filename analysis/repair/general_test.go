@@ -104,6 +104,7 @@ func TestGeneralOperators(t *testing.T) {
 			"print(accuracy_score(y, (pred > 0.5).astype(int)))"},
 		{"metric multiclass", predictedLabelsGen, "f = f1_score(y_true=y, y_pred=m.predict(X), average='macro')", 0, "ValueError", "Classification metrics can't handle a mix of multiclass and continuous targets", nil,
 			"f = f1_score(y_true=y, y_pred=m.predict(X).round().astype(int), average='macro')"},
+		{"metric on bound probabilities", predictedLabelsGen, "pred = clf.predict_proba(X)[:, 1]\nprint(accuracy_score(y, pred))", 1, "ValueError", "Classification metrics can't handle a mix of binary and continuous targets", nil, ""},
 		{"metric continuous target", predictedLabelsGen, "print(accuracy_score(y, pred))", 0, "ValueError", "Classification metrics can't handle a mix of continuous and binary targets", nil, ""},
 		{"dot transposes", productGen, "out = np.dot(W, x)", 0, "ValueError", "shapes (3,4) and (3,) not aligned: 4 (dim 1) != 3 (dim 0)", nil, "out = np.dot(W.T, x)"},
 		{"dot second", productGen, "out = A.dot(B)", 0, "ValueError", "shapes (5,3) and (4,3) not aligned: 3 (dim 1) != 4 (dim 0)", nil, "out = A.dot(B.T)"},

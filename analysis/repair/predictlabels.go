@@ -82,7 +82,7 @@ func thresholdScores(in *Input, msg string) []Candidate {
 				pred = k.Value
 			}
 		}
-		if pred == nil || pred.Starred || in.exprKind(pred) == facts.KindTensor {
+		if pred == nil || pred.Starred || in.exprKind(pred) == facts.KindTensor || in.boundToScores(pred) {
 			continue
 		}
 		text := pred.Text
@@ -99,4 +99,19 @@ func thresholdScores(in *Input, msg string) []Candidate {
 		})
 	}
 	return out
+}
+
+// boundToScores reports whether e is a name bound to a classifier's scores (predict_proba,
+// decision_function): then the labels come from predict where it was bound, not from a cut.
+func (in *Input) boundToScores(e *analysis.Expr) bool {
+	if e.Kind != analysis.ExprName {
+		return false
+	}
+	s, _, ok := in.binding(e.Name, -1, in.crashLine())
+	if !ok {
+		return false
+	}
+	return len(walkExprs([]*analysis.Statement{s.stmt}, func(finding.Range) bool { return true }, func(x *analysis.Expr) bool {
+		return x.Kind == analysis.ExprCall && x.Value != nil && x.Value.Kind == analysis.ExprAttribute && (x.Value.Name == "predict_proba" || x.Value.Name == "decision_function")
+	})) > 0
 }
