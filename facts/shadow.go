@@ -172,6 +172,13 @@ type DevRun struct {
 	// run (a search with error_score='raise' skipped candidates, warnings raised as errors,
 	// a loop of the cell started after the shortened work); empty when it does.
 	LibraryUnsure []string `json:"library_unsure,omitempty"`
+	// LoopsStand, on a clean run that cut loops short, says the capped child found that the
+	// run stands for the full one: every cut loop goes over items of one make (a range, an
+	// array, a DataLoader) and ran its last item, every statement of their bodies ran, and
+	// every line after them that reads what they made runs clean with it at its full size.
+	// LoopsUnsure says why not, otherwise.
+	LoopsStand  bool     `json:"loops_stand,omitempty"`
+	LoopsUnsure []string `json:"loops_unsure,omitempty"`
 	// FullSize, on a likely crash, is the crash line run again with the loops' products at
 	// the sizes extrapolated to the full run (kernelclient/inspector/22_devsize.py).
 	FullSize *DevFullSize `json:"full_size,omitempty"`
@@ -197,6 +204,18 @@ func (d *DevRun) LibraryOnly() bool {
 		}
 	}
 	return true
+}
+
+// Stands reports whether a clean run of this fast dev run stands for the full run as far
+// as structure goes: it shortened only library work through the table (LibraryOnly), or the
+// loops it cut were found to stand (LoopsStand) and the library work it shortened, if any,
+// raises no doubt. The values the full run computes (a score, a loss) are not the
+// shortened run's, so this is weaker than a whole run.
+func (d *DevRun) Stands() bool {
+	if d == nil || !d.Shortened || d.Error != "" || len(d.LibraryUnsure) > 0 {
+		return false
+	}
+	return d.LibraryOnly() || d.LoopsStand
 }
 
 // Verdicts of DevFullSize: the crash happens again at full sizes, the line runs clean at
@@ -231,6 +250,10 @@ type DevLoop struct {
 	// Shortened: the cap cut an entry short; Total is len() of its iterable when known.
 	Shortened bool `json:"shortened,omitempty"`
 	Total     int  `json:"total,omitempty"`
+	// Func, when set, is the function of an earlier cell the loop is in (a `train` the cell
+	// calls, capped in the child as the cell's own loops are); Line is then its line in
+	// that cell, not in this one.
+	Func string `json:"func,omitempty"`
 	// Last: after the capped iterations the loop's last item ran too (the loop's edge: the
 	// last index, a DataLoader's smaller last batch); only for loops the full run surely
 	// takes to their end (no break or return in the body).

@@ -308,6 +308,12 @@ func trimTrace(r *facts.ShadowResult) *facts.ShadowResult {
 	}
 	first := 0
 	for _, l := range r.DevRun.Loops {
+		if l.Shortened && l.Func != "" {
+			// a function of an earlier cell: which line of this cell called it is not known,
+			// so no traced state is kept
+			first = 1
+			break
+		}
 		if l.Shortened && (first == 0 || l.Line < first) {
 			first = l.Line
 		}
@@ -332,6 +338,9 @@ func loopSummary(d *facts.DevRun) string {
 			continue
 		}
 		p := fmt.Sprintf("line %d: %s %s ran %d", l.Line, l.Kind, l.Header, l.Ran)
+		if l.Func != "" {
+			p = fmt.Sprintf("%s() of an earlier cell, its line %d: %s %s ran %d", l.Func, l.Line, l.Kind, l.Header, l.Ran)
+		}
 		if l.Total > 0 {
 			p += fmt.Sprintf(" of %d", l.Total)
 		}

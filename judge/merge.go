@@ -32,13 +32,19 @@ type Layers struct {
 // (facts.DevRun.LibraryOnly), at a lower confidence: a crash after that work is taken as
 // the full run's, and so is its absence.
 func CleanShadow(r *facts.ShadowResult) bool {
-	return r != nil && r.Status == facts.ShadowOK && (r.DevRun == nil || !r.DevRun.Shortened || r.DevRun.LibraryOnly()) && !MetaUsed(r)
+	return r != nil && r.Status == facts.ShadowOK && (r.DevRun == nil || !r.DevRun.Shortened || r.DevRun.Stands()) && !MetaUsed(r)
 }
 
 // DevRunLibraryOKConfidence is the confidence of "no crash" from a clean run whose library
 // work was shortened: the structure later lines read is the full run's, their values are
 // not (a score, an argmax), so it is below a whole run's.
 const DevRunLibraryOKConfidence = 0.85
+
+// DevRunLoopsOKConfidence is the confidence of "no crash" from a clean run whose loops were
+// cut but stand for the full run (facts.DevRun.LoopsStand): the first iterations and the
+// last one ran, every line of the loops ran, but the skipped iterations' values (a row, a
+// batch) were not seen, so it is below the library's.
+const DevRunLoopsOKConfidence = 0.75
 
 // Merge combines the layers into one verdict. A crash confirmed by the shadow run outranks
 // every prediction; a rule finding on the same line is folded into it (the rule knows the
@@ -247,6 +253,8 @@ func verdictOf(fs []finding.Finding, l Layers) (string, float64) {
 	switch {
 	case crash:
 		return VerdictCrash, best
+	case CleanShadow(l.Shadow) && l.Shadow.DevRun != nil && l.Shadow.DevRun.Shortened && !l.Shadow.DevRun.LibraryOnly():
+		return VerdictOK, DevRunLoopsOKConfidence
 	case CleanShadow(l.Shadow) && l.Shadow.DevRun != nil && l.Shadow.DevRun.Shortened:
 		return VerdictOK, DevRunLibraryOKConfidence
 	case CleanShadow(l.Shadow):
@@ -277,7 +285,7 @@ func UnknownReason(l Layers) string {
 		}
 		if r.DevRun != nil && r.DevRun.Shortened {
 			why := shortenedWhat(r.DevRun) + " and ran clean (" + loopSummary(r.DevRun) + ")"
-			if u := r.DevRun.LibraryUnsure; len(u) > 0 {
+			if u := append(append([]string(nil), r.DevRun.LibraryUnsure...), r.DevRun.LoopsUnsure...); len(u) > 0 {
 				why += "; that does not stand for the full run: " + strings.Join(u, "; ")
 			}
 			for _, n := range r.Notes {

@@ -273,9 +273,10 @@ func TestFoldSameCrashKeepsEvidence(t *testing.T) {
 }
 
 // TestMergeLibraryShortened: a clean fast dev run that shortened only library work through
-// the structure-keeping table stands as "no crash" at a lower confidence and dismisses
-// crash predictions, as a whole clean run does; with a loop of the cell cut, or a reason
-// why the full work could fail where the shortened work did not, it proves nothing.
+// the structure-keeping table, or cut loops that the capped child found to stand for the
+// full run, stands as "no crash" at a lower confidence and dismisses crash predictions, as a
+// whole clean run does; with a loop of the cell cut that does not stand, or a reason why
+// the full work could fail where the shortened work did not, it proves nothing.
 func TestMergeLibraryShortened(t *testing.T) {
 	lib := []string{"GridSearchCV.fit: 1 of 12 candidates, cv 5 -> 2"}
 	rule := mkFinding(finding.SourceRules, finding.SeverityError, "missing-attribute", "AttributeError", 2, 0, 3)
@@ -294,6 +295,16 @@ func TestMergeLibraryShortened(t *testing.T) {
 			VerdictCrash, 0.9, 1, ""},
 		{"library, unsure", &facts.DevRun{Cap: 3, Shortened: true, Library: lib,
 			LibraryUnsure: []string{"GridSearchCV has error_score='raise' and the candidates it skipped were never fitted"}},
+			VerdictCrash, 0.9, 1, ""},
+		{"loops cut that stand", &facts.DevRun{Cap: 3, Shortened: true, Loops: shortLoop.Loops, LoopsStand: true},
+			VerdictOK, DevRunLoopsOKConfidence, 0, ""},
+		{"library and loops that stand", &facts.DevRun{Cap: 3, Shortened: true, Library: lib, Loops: shortLoop.Loops, LoopsStand: true},
+			VerdictOK, DevRunLoopsOKConfidence, 0, ""},
+		{"loops that stand after unsure library work", &facts.DevRun{Cap: 3, Shortened: true, Library: lib, Loops: shortLoop.Loops,
+			LoopsStand: true, LibraryUnsure: []string{"the loop at line 4 started after the shortened library work and may go over what it produced"}},
+			VerdictCrash, 0.9, 1, ""},
+		{"loops cut, unsure", &facts.DevRun{Cap: 3, Shortened: true, Loops: shortLoop.Loops,
+			LoopsUnsure: []string{"line 3 never ran in the shortened iterations"}},
 			VerdictCrash, 0.9, 1, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -314,7 +325,7 @@ func TestMergeLibraryShortened(t *testing.T) {
 			if v.Verdict != VerdictUnknown {
 				t.Fatalf("no rule: got %s, want unknown", v.Verdict)
 			}
-			if u := tc.dev.LibraryUnsure; len(u) > 0 && !strings.Contains(v.Reason, u[0]) {
+			if u := append(append([]string(nil), tc.dev.LibraryUnsure...), tc.dev.LoopsUnsure...); len(u) > 0 && !strings.Contains(v.Reason, u[0]) {
 				t.Errorf("reason %q does not say why the clean run does not stand: %q", v.Reason, u[0])
 			}
 		})

@@ -113,6 +113,8 @@ func CheckNotebook(ctx context.Context, path string, opts CheckOptions) (*Report
 				what = fmt.Sprintf("%s at line %d (likely: the loops were shortened)", r.Exception, r.Line)
 			case r.DevRun.LibraryOnly() && r.Status == facts.ShadowOK:
 				what = "clean with the library's work shortened"
+			case r.DevRun.Stands() && r.Status == facts.ShadowOK:
+				what = "clean with the loops shortened, standing for the full run"
 			case r.DevRun != nil && r.DevRun.Shortened && r.Status == facts.ShadowOK:
 				what = "clean with the loops shortened"
 			case r.Status == facts.ShadowRunning:

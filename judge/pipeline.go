@@ -507,7 +507,7 @@ func (j *Judge) llmStage(ctx context.Context, p Pass, res *analysis.Result, st *
 	insp := st.inspection
 	st.mu.Unlock()
 	if r != nil && (r.Status == facts.ShadowError || CleanShadow(r)) {
-		return nil // the real run in a copy of the kernel answered (a shortened clean run did not)
+		return nil // the real run in a copy of the kernel answered (a shortened clean run that does not stand did not)
 	}
 	if done {
 		return nil

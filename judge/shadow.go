@@ -161,6 +161,11 @@ func ShadowFindings(cellID, text string, cf *analysis.CellFacts, r *facts.Shadow
 			notes = append([]string{fmt.Sprintf("fast dev run: the library's work was shortened (%s) and the cell ran clean; "+
 				"what the shortened calls produce has the full calls' structure (fitted features, classes, shapes, columns, dtypes), "+
 				"so the lines after them meet what the full run gives them, except for values (a score, a prediction)", strings.Join(d.Library, "; "))}, notes...)
+		} else if d.Stands() {
+			notes = append([]string{fmt.Sprintf("fast dev run: %s and ran clean (%s); the cut loops go over items of one make "+
+				"and ran their last items, every line of their bodies ran, and the lines after them ran clean with what the loops "+
+				"made at its full size, so the skipped iterations differ in their values only (a row, a batch): no crash is "+
+				"expected, which only the full run proves", shortenedWhat(d), loopSummary(d))}, notes...)
 		} else if d != nil && d.Shortened {
 			notes = append([]string{fmt.Sprintf("%s and ran clean (%s): no crash in the shortened run; the full run's outcome is unknown", shortenedWhat(d), loopSummary(d))}, notes...)
 		}

@@ -273,6 +273,9 @@ func (s *Server) explicitShadow(ctx context.Context, a *attachment, uri string) 
 	if r.Status == "ok" && r.DevRun.LibraryOnly() {
 		return "ran clean with the library's work shortened (fast dev run: " + strings.Join(r.DevRun.Library, "; ") + "); the full run did not finish", nil
 	}
+	if r.Status == "ok" && r.DevRun.Stands() {
+		return "ran clean with its loops shortened (fast dev run: their first and last iterations, every line of them); the full run did not finish", nil
+	}
 	if r.Status == "ok" && r.DevRun != nil && r.DevRun.Shortened {
 		return "ran clean with its loops shortened (fast dev run); the full run did not finish", nil
 	}

@@ -50,16 +50,22 @@ def _ds_entry(lid, frame, top):
             _ds_snap(frame, True)
 
 
-def _ds_iter_done(lid, frame):
-    """One iteration of loop lid completed: count it and snapshot the watched sizes."""
+def _ds_iter_done(lid, frame, top=False):
+    """One iteration of loop lid completed: count it and snapshot the watched sizes. top: lid
+    is a loop of the cell's top level."""
     if not _DS["on"]:
         return
     n = _DS["n"]
     n[lid] = n.get(lid, 0) + 1
-    _ds_snap(frame, False)
+    _ds_snap(frame, False, "top" if top else lid)
 
 
-def _ds_snap(frame, start):
+def _ds_snap(frame, start, group="top"):
+    """Records the watched sizes. group says where in the cell the snapshot is taken: between
+    the iterations of a top-level loop ("top": no other loop is midway), or between those
+    of inner loop lid, midway through its parents' iterations, where a value appended to
+    between two inner loops (a loss per epoch after the batches, before validation) has
+    an offset of its own."""
     n = _DS["n"]
     if frame is None:
         return
@@ -79,7 +85,7 @@ def _ds_snap(frame, start):
         if len(lst) >= _DS_MAX_SNAPS:
             continue
         _DS["keep"].append(obj)  # a freed value's id must not be reused by another
-        lst.append((id(obj), dict(n), s, start))
+        lst.append((id(obj), dict(n), s, start, group))
 
 
 def _ds_entry_done(lid, iters, total):
@@ -189,8 +195,13 @@ def _ds_fit(name, obj, meta, short, full):
         return None, "%s was made inside the loops, not before them" % name
     snaps = snaps[first:]
     now = dict(_DS["n"])
-    rows = [([1] + [c.get(l, 0) for l in lids], s) for _, c, s, _ in snaps]
-    rows.append(([1] + [now.get(l, 0) for l in lids], cur))
+    # size = a_g + sum of b_L * N_L: one slope per loop, one offset per place the snapshots
+    # are taken at (the top level, or between the iterations of an inner loop); the end of
+    # the cell is the top level
+    groups = sorted(set(s[4] for s in snaps if s[4] != "top"))
+    pre = lambda g: [1 if g == "top" else 0] + [1 if g == x else 0 for x in groups]
+    rows = [(pre(g) + [c.get(l, 0) for l in lids], s) for _, c, s, _, g in snaps]
+    rows.append((pre("top") + [now.get(l, 0) for l in lids], cur))
     if len(snaps) < 2:
         return None, "%s was not seen growing over the loops' iterations" % name
     # A loop the value does not depend on needs no full count: solve with a target of the
@@ -199,7 +210,7 @@ def _ds_fit(name, obj, meta, short, full):
     for l in lids:
         f = full.get(l)
         target.append(now.get(l, 0) if f is None else f)
-    val, why = _ds_solve(rows, [1] + target)
+    val, why = _ds_solve(rows, pre("top") + target)
     if val is None:
         return None, "%s: %s" % (name, why)
     for i, l in enumerate(lids):
@@ -208,7 +219,7 @@ def _ds_fit(name, obj, meta, short, full):
             # not move the prediction
             bumped = list(target)
             bumped[i] += 1
-            v2, _ = _ds_solve(rows, [1] + bumped)
+            v2, _ = _ds_solve(rows, pre("top") + bumped)
             if v2 is None or v2 != val:
                 return None, "%s grows with the loop at line %d, but %s" % (name, meta["loops"][l]["line"],
                                                                                 "its full count is not known")
@@ -241,26 +252,36 @@ def _ds_standin(obj, size):
     return None
 
 
-def _ds_recheck(meta, short, res, exc_name):
+def _ds_recheck(meta, short, res, exc_name, at=None):
     """Runs the crash's top-level statement again with the loops' products at their full
-    sizes: {"verdict": "crash"|"clean"|"unknown", "reason", "sizes"}."""
+    sizes: {"verdict": "crash"|"clean"|"unknown", "reason", "sizes"}.
+
+    at, the index of a top-level statement of a run that ended clean, checks that statement
+    instead (exc_name is then None): a value the loops made that has no size (a score, a
+    model) is taken as it is, since its structure is the full run's; when no value it reads
+    changes size at full length nothing runs again ("clean")."""
     import ast
 
-    frames = [f for f in res.get("frames") or [] if f.get("in_cell")]
-    if not frames:
-        return {"verdict": "unknown", "reason": "the crash has no frame in the cell"}
-    top = frames[0].get("line") or 0
     stmts = meta["stmts"]
     nodes = meta.get("nodes") or []
-    idx = None
-    for i, r in enumerate(stmts):
-        if r["func"] is None and not r["loops"] and r["lo"] <= top <= r["hi"]:
-            idx = i
-    if idx is None:
-        return {"verdict": "unknown", "reason": "the crash line %d is inside a loop the fast dev run shortened" % top}
+    idx = at
+    if at is None:
+        frames = [f for f in res.get("frames") or [] if f.get("in_cell")]
+        if not frames:
+            return {"verdict": "unknown", "reason": "the crash has no frame in the cell"}
+        top = frames[0].get("line") or 0
+        for i, r in enumerate(stmts):
+            if r["func"] is None and not r["loops"] and r["lo"] <= top <= r["hi"]:
+                idx = i
+        if idx is None:
+            return {"verdict": "unknown", "reason": "the crash line %d is inside a loop the fast dev run shortened" % top}
+    else:
+        top = stmts[idx]["lo"]
     node = nodes[idx] if idx < len(nodes) else None
     if node is None or _dr_header(node) is not None:
-        return {"verdict": "unknown", "reason": "the crash is in a compound statement at line %d" % top}
+        what = "the crash is in" if at is None else "line %d is" % top
+        return {"verdict": "unknown", "reason": "%s a compound statement at line %d" % (what, top) if at is None else
+                "%s a compound statement that reads what the shortened loops made" % what}
     names, funcs = _devrun_tainted(meta, short, before=idx)
     rec = stmts[idx]
     ns = _user_ns()
@@ -270,7 +291,8 @@ def _ds_recheck(meta, short, res, exc_name):
     # np.asarray(x) marks np as changed (a method call on a name); a module is no product
     names = set(n for n in names if not isinstance(ns.get(n), types.ModuleType))
     if funcs.intersection(rec["calls"]):
-        return {"verdict": "unknown", "reason": "the crash line calls a function whose loops were shortened"}
+        return {"verdict": "unknown", "reason": "the crash line calls a function whose loops were shortened" if at is None
+                else "line %d calls a function whose loops were shortened" % top}
     full, fwhy = _ds_full_counts(meta, short)
     direct = set()
     for lid in short:
@@ -278,6 +300,8 @@ def _ds_recheck(meta, short, res, exc_name):
     # The names to put at full size, and the statements after the loops that derive the
     # crash line's other inputs from them (plain assignments only, run again in order).
     need = sorted(names.intersection(rec["reads"]))
+    if not need and at is not None:
+        return {"verdict": "clean", "reason": "line %d reads nothing the shortened loops made" % top}
     if not need:
         # the innermost line (in a function the statement calls) reads them: the stand-ins
         # would not reach it
@@ -304,10 +328,16 @@ def _ds_recheck(meta, short, res, exc_name):
                 if name in stmts[i]["reads"]:
                     return {"verdict": "unknown", "reason": "line %d rebinds %s from itself after the loops" % (
                         stmts[i]["lo"], name)}
+                if funcs.intersection(stmts[i]["calls"]):
+                    # run again, it would shorten the same loops again
+                    return {"verdict": "unknown", "reason": "line %d makes %s by calling a function whose loops were "
+                            "shortened" % (stmts[i]["lo"], name)}
                 if i not in rerun:
                     rerun.append(i)
                 todo.extend(names.intersection(stmts[i]["reads"]))
             continue
+        if at is not None and name in ns and _ds_size(ns[name]) is None and not _DS["snaps"].get(name):
+            continue  # a score, a model, a flag: the full run's structure, another value
         if name not in direct and name in names:
             return {"verdict": "unknown", "reason": "%s derives from the shortened loops in a way the fast dev run "
                     "cannot extrapolate" % name}
@@ -329,13 +359,32 @@ def _ds_recheck(meta, short, res, exc_name):
                                                                                                       type(obj).__name__)}
             sized[name] = st
         sizes.append("%s: %d in the capped run, %d at full length" % (name, cur, val))
+    if at is not None and not sized:
+        return {"verdict": "clean", "reason": "what line %d reads has the same size at full length" % top, "sizes": sizes}
+    saved = {}
+    if at is not None:
+        # a clean run's statements are checked one after the other, each from the run's own
+        # state: what this check puts at full size and binds again is put back after it
+        missing = object()
+        for name in set(sized).union(*(stmts[i]["stores"] for i in rerun + [idx])):
+            saved[name] = ns.get(name, missing)
     for name, st in sized.items():
         ns[name] = st
     try:
-        for i in sorted(rerun) + [idx]:
-            code = compile(ast.Module(body=[nodes[i]], type_ignores=[]), CELL_FILENAME, "exec")
-            exec(code, ns)
+        try:
+            for i in sorted(rerun) + [idx]:
+                code = compile(ast.Module(body=[nodes[i]], type_ignores=[]), CELL_FILENAME, "exec")
+                exec(code, ns)
+        finally:
+            for name, v in saved.items():
+                if v is missing:
+                    ns.pop(name, None)
+                else:
+                    ns[name] = v
     except BaseException as e:
+        if at is not None:
+            return {"verdict": "unknown", "reason": "with the loops' products at their full sizes line %d raises %s"
+                    % (top, type(e).__name__), "sizes": sizes}
         if type(e).__name__ == exc_name:
             return {"verdict": "crash", "reason": "with the loops' products at their full sizes the line raises %s again"
                     % exc_name, "sizes": sizes}
@@ -393,6 +442,18 @@ def _devrun_tainted(meta, short, before=None):
     for r in meta["stmts"]:
         if r["func"] in inner:
             names.update(r["stores"])
+    # a function of an earlier cell with a shortened loop, or called from one: whatever it
+    # stores may be what the loop made (a global history list); its statements are not the
+    # cell's, so all of its stores count
+    for fn, stores in (meta.get("ext_stores") or {}).items():
+        if fn in inner or any(l in short for l in meta["funcs"].get(fn, ())):
+            names.update(stores)
+    # torch.no_grad(), np.random.seed(0) read as method calls that change the module: a
+    # module is no product, and what a line computes from it alone is not either
+    sh = _shell()
+    ns = sh.user_ns if sh is not None else _user_ns()
+    modules = set(x for x in ns if isinstance(ns.get(x), types.ModuleType))
+    names -= modules
     funcs = set()
     for fn, lids in meta["funcs"].items():
         if any(l in short for l in lids):
@@ -413,7 +474,7 @@ def _devrun_tainted(meta, short, before=None):
             if before is not None and i >= before and r["func"] is None:
                 continue
             if names.intersection(r["reads"]) or funcs.intersection(r["calls"]):
-                new = set(r["stores"]) - names
+                new = set(r["stores"]) - names - modules
                 if new:
                     names.update(new)
                     changed = True

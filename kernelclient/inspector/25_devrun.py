@@ -16,14 +16,14 @@ _DEVRUN_MODULE = "_premortem_inspector"
 _DR_NOT_MUTATING = frozenset(["train", "eval", "zero_grad", "backward", "step", "item", "cpu", "numpy", "detach",
                               "size", "dim", "print", "write", "flush", "set_postfix", "set_description", "update_bar"])
 
-_DR = {"meta": None, "stats": {}, "cap": 0, "caps": {}, "t0": 0.0, "window": 0.0}
+_DR = {"meta": None, "stats": {}, "cap": 0, "caps": {}, "t0": 0.0, "window": 0.0, "hits": set()}
 # A loop over this many items or fewer (a dict of models, the folds, a few columns) is not a
 # long loop by itself: past the cap it goes on while the capped run has time for it.
 _DR_FEW_ITEMS = 8
 
 
 class _DrStat(object):
-    __slots__ = ("entries", "ran", "cur", "shortened", "total", "short_ran", "last", "began")
+    __slots__ = ("entries", "ran", "cur", "shortened", "total", "short_ran", "last", "began", "uniform")
 
     def __init__(self):
         self.entries = 0  # times the loop started
@@ -36,6 +36,9 @@ class _DrStat(object):
         # crash now is that iteration's), 2 ran to its end
         self.last = 0
         self.began = 0.0  # when the current entry of a while loop began
+        # every shortened entry went over items of one make (_dr_uniform): None before the
+        # first shortened entry, then True or False
+        self.uniform = None
 
 
 def _dr_stat(lid):
@@ -102,6 +105,48 @@ def _dr_last(iterable, hint=None):
     except BaseException:
         return None
     return None
+
+
+def _dr_uniform(iterable, hint=None):
+    """Whether a loop's items are of one make, so that the iterations the cap skipped meet
+    what the first ones and the last one met: the integers of a range, the rows of an array
+    or tensor, the batches of a map-style DataLoader (one collate, one batch size but the
+    last), and enumerate, zip or tqdm over those. A list, a frame's columns, a dict of
+    models, a generator are not: the fourth item may be the text column or the model that
+    fails."""
+    if hint is not None:
+        kind, args = hint[0], hint[1:]
+        if kind == "enumerate":
+            return _dr_uniform(args[0])
+        if kind == "zip":
+            return bool(args) and all(_dr_uniform(a) for a in args)
+        return False
+    t = type(iterable)
+    mod = getattr(t, "__module__", "") or ""
+    name = t.__name__
+    try:
+        if t is range:
+            return True
+        if mod == "numpy" and name == "ndarray":
+            return iterable.dtype != object
+        if mod == "torch" and name in ("Tensor", "Parameter"):
+            return True
+        if mod.startswith("tqdm") and hasattr(iterable, "iterable"):
+            return _dr_uniform(iterable.iterable)
+        if mod.startswith("torch.utils.data") and name == "DataLoader":
+            import torch.utils.data as tud
+
+            return not isinstance(iterable.dataset, tud.IterableDataset) and iterable.batch_sampler is not None
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:
+        return False
+    return False
+
+
+def _dr_hit(sid):
+    """Statement sid of a loop body or a function of the cell ran (at least once)."""
+    _DR["hits"].add(sid)
 
 
 def _dr_last_batch(loader):
@@ -178,13 +223,15 @@ def _dr_for_gen(iterable, it, lid, hint=None):
     k = 0
     me = sys._getframe()
     began = time.perf_counter()
-    _ds_entry(lid, me.f_back, _dr_top(lid))
+    top = _dr_top(lid)
+    _ds_entry(lid, me.f_back, top)
     for x in it:
         if k:
-            _ds_iter_done(lid, me.f_back)  # the loop's frame resumed us: iteration k ended
+            _ds_iter_done(lid, me.f_back, top)  # the loop's frame resumed us: iteration k ended
         if (k >= cap and not _dr_more(iterable, k, began)) or _dr_late(k, began):
             st.shortened += 1
             st.short_ran = k
+            st.uniform = _dr_uniform(iterable, hint) and st.uniform is not False
             try:
                 st.total = int(len(iterable))
             except BaseException:
@@ -201,7 +248,7 @@ def _dr_for_gen(iterable, it, lid, hint=None):
             # left (a crash in it counts only where it reads nothing they carry over).
             st.last = 1
             yield last[1]
-            _ds_iter_done(lid, me.f_back)
+            _ds_iter_done(lid, me.f_back, top)
             st.last = 2
             _ds_entry_done(lid, k + 1, st.total)
             break
@@ -211,7 +258,7 @@ def _dr_for_gen(iterable, it, lid, hint=None):
         yield x
     else:
         if k:
-            _ds_iter_done(lid, me.f_back)
+            _ds_iter_done(lid, me.f_back, top)
         _ds_entry_done(lid, k, None)
 
 
@@ -237,7 +284,7 @@ def _dr_while(lid):
     if st.cur:
         # a while loop's last iteration before its test turns false is not seen: its
         # sizes never fit exactly, so nothing is extrapolated through it
-        _ds_iter_done(lid, sys._getframe(1))
+        _ds_iter_done(lid, sys._getframe(1), _dr_top(lid))
     if st.cur >= cap or _dr_late(st.cur, st.began):
         st.shortened += 1
         st.short_ran = st.cur
@@ -375,8 +422,10 @@ def _dr_leaves(body):
 class _DevrunXform(object):
     """Caps the loops of a cell's AST in place and records what each loop produces."""
 
-    def __init__(self, lmap):
+    def __init__(self, lmap, base=0, marks=True):
         self.lmap = lmap
+        self.base = base  # loop ids start after it (a function of an earlier cell: after the cell's)
+        self.marks = marks  # coverage markers (_dr_hit), for the cell's own statements only
         self.loops = {}  # loop id -> {"line", "kind", "header", "produces", "func"}
         self.stmts = []  # statement records (see _dr_stmt_record), with "loops" and "func"
         self.nodes = []  # the statements' AST nodes, parallel to stmts (the crash's recheck)
@@ -421,6 +470,13 @@ class _DevrunXform(object):
             rec["func"] = func
             self.stmts.append(rec)
             self.nodes.append(s)
+            if self.marks and (loops or func is not None) and not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)):
+                # which statements of loop bodies and functions ran: a clean capped run
+                # stands for the full one only where every one of them did (_dr_clean_stands)
+                rec["mark"] = True
+                out.append(self.locate(ast.Expr(value=ast.Call(func=self.helper("_dr_hit", s),
+                                                               args=[ast.Constant(len(self.stmts) - 1)],
+                                                               keywords=[])), s))
             if func is not None:
                 self.calls_in.setdefault(func, set()).update(rec["calls"])
             if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -433,7 +489,7 @@ class _DevrunXform(object):
                 out.append(s)
                 continue
             if isinstance(s, (ast.For, ast.While)):
-                lid = len(self.loops) + 1
+                lid = self.base + len(self.loops) + 1
                 kind = "for" if isinstance(s, ast.For) else "while"
                 try:
                     if kind == "for":
@@ -445,14 +501,14 @@ class _DevrunXform(object):
                 except BaseException:
                     head = ""
                 self.loops[lid] = {"line": _map(self.lmap, s.lineno), "kind": kind, "header": head[:120],
-                                   "produces": set(), "func": func, "path": list(loops)}
+                                   "produces": set(), "func": func, "path": list(loops), "stmt": len(self.stmts) - 1}
                 if func is not None:
                     self.funcs.setdefault(func, []).append(lid)
                 first = len(self.stmts)
                 s.body = self.block(s.body, loops + [lid], func)
                 # A loop around other loops (epochs around batches) re-enters them: one
                 # iteration fewer for it halves nothing the inner loops check.
-                self.loops[lid]["outer"] = len(self.loops) > lid
+                self.loops[lid]["outer"] = self.base + len(self.loops) > lid
                 s.orelse = self.block(s.orelse, loops, func)
                 prod = self.loops[lid]["produces"]
                 if kind == "for":
@@ -506,6 +562,85 @@ class _DevrunXform(object):
                 "funcs": funcs, "calls_in": {k: sorted(v) for k, v in self.calls_in.items()}, "nodes": self.nodes}
 
 
+# Functions of earlier cells whose loops the fast dev run caps too, at most.
+_DR_EXT_MAX = 8
+
+
+def _dr_cell_source(f):
+    """(filename, source lines) of the cell that defined function f at its top level, or
+    None: f is not a plain function of an earlier cell (a library's, a method, a closure,
+    a decorated one)."""
+    import linecache
+
+    code = getattr(f, "__code__", None)
+    if not isinstance(f, types.FunctionType) or code is None or f.__qualname__ != f.__name__ or code.co_freevars:
+        return None
+    if code.co_flags & (0x20 | 0x200):  # CO_GENERATOR, CO_ASYNC_GENERATOR: the loop over it is capped
+        return None
+    fn = code.co_filename
+    if fn == CELL_FILENAME or fn not in linecache.cache:
+        return None
+    cells = getattr(linecache, "_ipython_cache", None)
+    if (fn not in cells) if cells is not None else os.path.exists(fn):
+        return None  # a module's file, not a cell
+    return fn, linecache.cache[fn][2]
+
+
+def _dr_ext_funcs(calls, base, flags):
+    """The functions of earlier cells the cell calls by name (and those they call, in turn)
+    that hold a loop, capped as the cell's loops are: a `train(model, loader, epochs)`
+    defined two cells ago holds the slow loops of the cell that calls it. Returns [(function,
+    its capped code, the _DevrunXform that capped it)], transformed in the parent, where
+    nothing of the user's runs; the child swaps the code in (_devrun_begin). Also the names
+    every function of an earlier cell it went through calls ({name: calls}): a `run_all`
+    without a loop that calls `train` returns what train's shortened loops made."""
+    import ast
+
+    ns = _user_ns()
+    sh = _shell()
+    if sh is not None:
+        ns = sh.user_ns
+    out, seen, calls_of = [], set(), {}
+    todo = sorted(c for c in calls if isinstance(c, str))
+    while todo and len(out) < _DR_EXT_MAX:
+        name = todo.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        f = ns.get(name)
+        src = _dr_cell_source(f) if f is not None else None
+        if src is None:
+            continue
+        fn, lines = src
+        try:
+            tree = ast.parse("".join(lines), fn)
+        except BaseException:
+            continue
+        node = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name
+                     and n.lineno == f.__code__.co_firstlineno and not n.decorator_list), None)
+        if node is None:
+            continue
+        x = _DevrunXform(None, base=base, marks=False)
+        node.body = x.block(node.body, [], name)
+        calls_in = set(c for r in x.stmts for c in r["calls"])
+        calls_of[name] = sorted(calls_in)
+        todo.extend(sorted(calls_in - seen))
+        if not x.loops:
+            continue
+        try:
+            code = compile(ast.Module(body=[node], type_ignores=[]), fn, "exec", flags, True)
+        except BaseException:
+            continue
+        new = next((c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == name), None)
+        if new is None or new.co_freevars != f.__code__.co_freevars:
+            continue
+        for m in x.loops.values():
+            m["ext"] = name
+        out.append((f, new, x))
+        base += len(x.loops)
+    return out, calls_of
+
+
 def _devrun_compile(transformed, flags, is_async, lmap):
     """The capped cell's code object and what the report needs, or (None, None) when the cell
     has no loop to cap (or the transform fails: then no fast dev run)."""
@@ -518,10 +653,31 @@ def _devrun_compile(transformed, flags, is_async, lmap):
         tree = compile(transformed, CELL_FILENAME, "exec", f, True)
         x = _DevrunXform(lmap)
         x.run(tree)
-        if not x.loops and not any(_dl_cell_calls(r["calls"]) for r in x.stmts):
+        try:
+            ext, calls_of = _dr_ext_funcs(set(c for r in x.stmts for c in r["calls"]), len(x.loops),
+                                          flags & ~ast.PyCF_ONLY_AST)
+        except BaseException:
+            ext, calls_of = [], {}
+        if not x.loops and not ext and not any(_dl_cell_calls(r["calls"]) for r in x.stmts):
             return None, None  # nothing to cap, no library call to shorten
         cflags = flags | (ast.PyCF_ALLOW_TOP_LEVEL_AWAIT if is_async else 0)
-        return compile(tree, CELL_FILENAME, "exec", cflags, True), x.meta()
+        meta = x.meta()
+        meta["ext"] = []
+        meta["ext_stores"] = {}
+        if ext:
+            for k, v in calls_of.items():
+                if k not in meta["funcs"]:  # the cell's own functions shadow an earlier cell's
+                    meta["calls_in"][k] = sorted(set(meta["calls_in"].get(k, ())) | set(v))
+        for fobj, code, ex in ext:
+            em = ex.meta()
+            meta["loops"].update(em["loops"])
+            meta["funcs"].setdefault(fobj.__name__, []).extend(em["funcs"].get(fobj.__name__, []))
+            for k, v in em["calls_in"].items():
+                meta["calls_in"].setdefault(k, [])
+                meta["calls_in"][k] = sorted(set(meta["calls_in"][k]) | set(v))
+            meta["ext_stores"][fobj.__name__] = sorted(set(st for r in em["stmts"] for st in r["stores"]))
+            meta["ext"].append((fobj, code))
+        return compile(tree, CELL_FILENAME, "exec", cflags, True), meta
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException:
@@ -536,6 +692,14 @@ def _devrun_begin(meta, cap, budget=0.0):
     _DR["t0"] = time.perf_counter()
     _DR["window"] = 0.5 * float(budget or 0)
     _DR["stats"] = {}
+    _DR["hits"] = set()
+    for f, code in meta.get("ext") or ():
+        # this child's copy of a function of an earlier cell runs with its loops capped; the
+        # kernel's keeps its code
+        try:
+            f.__code__ = code
+        except BaseException:
+            pass
     # Outer loops keep one iteration fewer (at least 2, so their second iteration still
     # runs on the state the first one left).
     _DR["caps"] = {lid: (max(2, int(cap) - 1) if m.get("outer") and int(cap) > 2 else int(cap))
@@ -627,6 +791,91 @@ def _dr_last_reads(meta, short, lid, res):
     return set(), "the crash statement was not found"
 
 
+_DR_MAX_RECHECKS = 6
+
+
+def _dr_clean_stands(meta, short):
+    """Whether a clean capped run stands for the full run of the cell, and if not why (a
+    list of reasons, empty when it does). It does when every loop the cap cut is a for
+    loop over items of one make (_dr_uniform) that also ran its last item (the loop's edge:
+    the last index, the smaller last batch), every statement of those loops' bodies and of
+    the cell's functions they call ran at least once (no branch the first iterations never
+    took: `if epoch % 10 == 9`, a `continue`), and every statement after the loops that
+    reads what they made runs clean with it at its full size (_ds_recheck at that
+    statement); a branch or a loop after them that reads it, or an assertion, does not
+    stand. The skipped iterations then differ from the ones that ran in their values only."""
+    import ast
+
+    why = []
+    for lid in sorted(short):
+        m = meta["loops"][lid]
+        st = _DR["stats"][lid]
+        if m.get("ext"):
+            why.append("the loop at line %d of %s(), which an earlier cell defined, was cut after %d iterations" % (
+                m["line"], m["ext"], st.short_ran))
+        elif m["kind"] != "for":
+            why.append("the while loop at line %d was cut after %d iterations" % (m["line"], st.short_ran))
+        elif st.last != 2:
+            why.append("the loop at line %d ran %d of %s iterations but not its last one" % (
+                m["line"], st.short_ran, st.total if st.total is not None else "its"))
+        elif not st.uniform:
+            why.append("the loop at line %d goes over %s, whose items may differ from the ones that ran" % (
+                m["line"], (m["header"].split(" in ", 1)[-1] or "its iterable")[:60]))
+    if why:
+        return why
+    # every statement of the shortened loops' bodies and of the cell's functions they call
+    called = set()
+    for lid in short:
+        called.update(meta["loops"][lid].get("calls", ()))
+    inner = set(fn for fn in called if fn in meta["funcs"] or fn in meta["calls_in"])
+    todo = list(inner)
+    while todo:
+        for g in meta["calls_in"].get(todo.pop(), ()):
+            if g not in inner and (g in meta["funcs"] or g in meta["calls_in"]):
+                inner.add(g)
+                todo.append(g)
+    hits = _DR["hits"]
+    for i, r in enumerate(meta["stmts"]):
+        if r.get("mark") and i not in hits and (short.intersection(r["loops"]) or r["func"] in inner):
+            why.append("line %d never ran in the shortened iterations (a branch or a statement after a `continue` "
+                       "the first iterations did not reach)" % r["lo"])
+            return why
+    # the top-level statements after the first shortened loop that read what the loops made
+    stmts, nodes = meta["stmts"], meta.get("nodes") or []
+    first = min(meta["loops"][lid].get("stmt", 0) for lid in short)
+    sh = _shell()
+    ns = sh.user_ns if sh is not None else _user_ns()
+    checked = 0
+    for i in range(first + 1, len(stmts)):
+        r = stmts[i]
+        if r["func"] is not None or r["loops"] or i >= len(nodes) or nodes[i] is None:
+            continue
+        if isinstance(nodes[i], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
+            continue
+        names, funcs = _devrun_tainted(meta, short, before=i)
+        reads = set(x for x in names.intersection(r["reads"]) if not isinstance(ns.get(x), types.ModuleType))
+        if not reads:
+            continue
+        if _dr_header(nodes[i]) is not None or isinstance(nodes[i], ast.Assert):
+            if isinstance(nodes[i], (ast.With, ast.AsyncWith, ast.Try)) and not reads - set(r["stores"]):
+                continue
+            why.append("line %d %s %s, which the shortened loops left otherwise than the full run would" % (
+                r["lo"], "tests" if isinstance(nodes[i], ast.Assert) else "decides on", ", ".join(sorted(reads)[:3])))
+            return why
+        checked += 1
+        if checked > _DR_MAX_RECHECKS:
+            why.append("more than %d lines after the loops read what they made" % _DR_MAX_RECHECKS)
+            return why
+        try:
+            got = _ds_recheck(meta, short, {}, None, at=i)
+        except BaseException as e:
+            got = {"verdict": "unknown", "reason": "the full-size check of line %d failed: %s" % (r["lo"], _err(e))}
+        if got.get("verdict") != "clean":
+            why.append(got.get("reason") or "line %d was not checked at full size" % r["lo"])
+            return why
+    return why
+
+
 def _devrun_report(res):
     """The fast dev run's part of the child's result ({} in a full run)."""
     meta = _DR.get("meta")
@@ -642,6 +891,8 @@ def _devrun_report(res):
                 continue
             d = {"line": m["line"], "kind": m["kind"], "header": m["header"], "entries": st.entries,
                  "ran": st.short_ran if st.shortened else st.ran}
+            if m.get("ext"):
+                d["func"] = m["ext"]  # in a function of an earlier cell; line is that cell's
             if st.shortened:
                 d["shortened"] = True
                 short.add(lid)
@@ -656,6 +907,18 @@ def _devrun_report(res):
             out["library"] = lib
             if _DL["unsure"]:
                 out["library_unsure"] = list(_DL["unsure"])
+        if res.get("status") == "ok" and short:
+            # after the report's facts: the full-size checks rerun statements and put
+            # stand-ins in the namespace
+            try:
+                unsure = _dr_clean_stands(meta, short)
+            except BaseException as e:
+                unsure = ["the check of the shortened loops failed: %s" % _err(e)]
+            if unsure:
+                out["loops_unsure"] = unsure[:3]
+            else:
+                out["loops_stand"] = True
+            return {"devrun": out}
         if res.get("status") == "error" and lib:
             # The table keeps the structure of what the shortened calls produce, not their
             # values: a crash inside one that the unshortened call did not repeat, or an

@@ -85,6 +85,12 @@ class DevRunTest(unittest.TestCase):
         self.assertTrue(d["likely"])
         self.assertEqual(d["reads"], ["m"])
         self.assertEqual(d["loops"][0], {"line": 4, "kind": "while", "header": "k < n", "entries": 1, "ran": 3, "shortened": True})
+        # run again at full size, `hist = collect(50)` would shorten the same loop again
+        self.assertEqual(d["full_size"]["verdict"], "unknown", d)
+        _, capped = run(code.replace("m = max(hist)\nassert m == 49, m\n", "m = hist[49]\n"))
+        self.assertEqual((capped["status"], capped["exception"]), ("error", "IndexError"))
+        self.assertEqual(capped["devrun"]["full_size"]["verdict"], "unknown", capped["devrun"])
+        self.assertIn("calling a function whose loops were shortened", capped["devrun"]["full_size"]["reason"])
 
     def test_state_a_called_function_mutates_is_the_loops_product(self):
         code = ("seen = []\ndef step(v):\n    seen.append(v)\n\nfor v in range(40):\n    step(v)\nlast = seen[39]\n")
@@ -116,6 +122,28 @@ class DevRunTest(unittest.TestCase):
         fs = capped["devrun"]["full_size"]
         self.assertEqual(fs["verdict"], "crash", fs)
         self.assertEqual(fs["sizes"], ["losses: 12 in the capped run, 1000 at full length"])
+
+    def test_per_epoch_list_between_two_inner_loops(self):
+        # a loss per epoch appended after the training batches and before the validation
+        # ones: between the inner loops' iterations the list has an offset of its own
+        code = ("EPOCHS = 20\nlosses = []\nfor epoch in range(EPOCHS):\n    for b in range(50):\n        loss = 0.5\n"
+                "    losses.append(loss)\n    for v in range(10):\n        acc = 1.0\n"
+                "xs = np.arange(1, EPOCHS + 1)\nassert xs.shape == np.asarray(losses).shape, (xs.shape, len(losses))\n")
+        full, capped = run(code)
+        self.assertEqual(full["status"], "ok")
+        fs = capped["devrun"]["full_size"]
+        self.assertEqual(fs["verdict"], "clean", fs)
+        self.assertEqual(fs["sizes"], ["losses: 3 in the capped run, 20 at full length"])
+
+    def test_a_module_is_no_product_of_a_loop(self):
+        # `with torch.no_grad()` in the loop reads as a call that changes torch; a line after
+        # the loop that builds a value from torch alone reads nothing the loop made
+        SH.run_cell("import torch", store_history=False).raise_error()
+        code = ("acc = []\nfor i in range(30):\n    with torch.no_grad():\n        acc.append(i)\n"
+                "t = torch.zeros(3, 4)\nu = t @ torch.zeros(3, 4)\n")
+        _, capped = run(code)
+        self.assertEqual((capped["status"], capped["exception"], capped["line"]), ("error", "RuntimeError", 6))
+        self.assertFalse(capped["devrun"].get("likely"), capped["devrun"])
 
     def test_derived_value_is_replayed_at_full_size(self):
         code = ("acc = []\nfor i in range(30):\n    acc.append(i * 2)\narr = np.array(acc)\nv = arr[29]\n")
@@ -295,6 +323,84 @@ class DevRunTest(unittest.TestCase):
         # many items: the cap holds however cheap the iterations are
         full, capped = run("acc = []\nfor i in range(9):\n    acc.append(i)\n")
         self.assertTrue(capped["devrun"]["shortened"])
+
+    # A clean capped run stands for the full run (loops_stand) only when the cut loops go over
+    # items of one make and ran their last items, every line of them ran, and the lines
+    # after them run clean with what the loops made at its full size.
+    def test_clean_capped_run_stands_for_the_full_run(self):
+        code = ("EPOCHS = 20\nlosses = []\nfor epoch in range(EPOCHS):\n    for b in range(50):\n        loss = 0.5 * b\n"
+                "    losses.append(loss)\nbest = min(losses)\ncurve = list(zip(range(1, EPOCHS + 1), losses))\n"
+                "print(f'best {best:.2f}', len(curve))\n")
+        full, capped = run(code)
+        self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))
+        d = capped["devrun"]
+        self.assertTrue(d["shortened"])
+        self.assertTrue(d.get("loops_stand"), d)
+        self.assertNotIn("loops_unsure", d)
+        # the DataLoader's batches, the last smaller one included
+        SH.run_cell("import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+                    "loader2 = DataLoader(TensorDataset(torch.zeros(1050, 3)), batch_size=100, shuffle=True)",
+                    store_history=False).raise_error()
+        full, capped = run("tot = 0\nfor i, (xb,) in enumerate(loader2):\n    tot += xb.view(-1, 3).shape[0]\nprint(tot)\n")
+        self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))
+        self.assertTrue(capped["devrun"].get("loops_stand"), capped["devrun"])
+
+    def test_clean_capped_runs_that_do_not_stand(self):
+        cases = [
+            # a branch the first iterations and the last one never took
+            ("for epoch in range(20):\n    if epoch == 10:\n        z = 1\n", "line 3 never ran"),
+            # a statement after a continue the capped iterations always took
+            ("for i in range(30):\n    if i % 10 != 5:\n        continue\n    w = i\n", "line 4 never ran"),
+            # items of different makes: the skipped ones may be the ones that fail
+            ("vals = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '10']\nfor v in vals:\n    n = int(v)\n",
+             "goes over vals"),
+            ("k = 0\nwhile k < 50:\n    k += 1\n", "while loop at line 2"),
+            # clean at the capped size, not at the full one: 30 values into 10 slots
+            ("acc = []\nfor i in range(30):\n    acc.append(i)\nbuf = np.zeros(10)\nbuf[:len(acc)] = acc\n",
+             "line 5 raises ValueError"),
+            # a branch after the loops on what they made
+            ("acc = []\nfor i in range(30):\n    acc.append(i)\nif len(acc) > 20:\n    print('long')\n",
+             "line 4 decides on acc"),
+            ("acc = []\nfor i in range(30):\n    acc.append(i)\nassert len(acc) < 20\n", "line 4 tests acc"),
+            # a loop that may leave early has no last item
+            ("for i in range(100):\n    if i == 50:\n        break\n", "not its last one"),
+        ]
+        for code, why in cases:
+            full, capped = run(code)
+            self.assertEqual(capped["status"], "ok", code)
+            d = capped["devrun"]
+            self.assertTrue(d["shortened"], code)
+            self.assertFalse(d.get("loops_stand"), code)
+            self.assertIn(why, " ".join(d.get("loops_unsure") or []), (code, d))
+
+    def test_loops_in_a_function_of_an_earlier_cell_are_capped(self):
+        # the slow loops live in a function an earlier cell defined; the cell that calls it
+        # has no loop of its own
+        SH.run_cell("import time\ndef train_epochs(n):\n    hist = []\n    for e in range(n):\n        for b in range(200):\n"
+                    "            time.sleep(0.001)\n        hist.append(e)\n    return hist\n"
+                    "def run_all(n):\n    return train_epochs(n)\n", store_history=True).raise_error()
+        full, capped = run("h = run_all(1000)\nbad = undefined_after_training\n", timeout=3.0, full=1.0)
+        self.assertEqual(full["status"], "timeout", full)
+        self.assertEqual((capped["status"], capped["exception"], capped["line"]), ("error", "NameError", 2))
+        d = capped["devrun"]
+        self.assertTrue(d["shortened"])
+        self.assertFalse(d.get("likely"), d)
+        self.assertEqual([(l["func"], l["line"], l["shortened"]) for l in d["loops"]],
+                         [("train_epochs", 4, True), ("train_epochs", 5, True)])
+        # what it returns is what the shortened loops made: a crash on it is likely, and
+        # not extrapolated through a function
+        _, capped = run("h = run_all(1000)\nlast = h[999]\n", timeout=2.0, full=2.0)
+        self.assertEqual((capped["status"], capped["exception"]), ("error", "IndexError"))
+        self.assertTrue(capped["devrun"]["likely"])
+        self.assertEqual(capped["devrun"]["full_size"]["verdict"], "unknown")
+        # a clean run with its loops cut there does not stand for the full one
+        _, capped = run("h = run_all(1000)\nn = len(h)\n", timeout=2.0, full=2.0)
+        self.assertEqual(capped["status"], "ok")
+        self.assertFalse(capped["devrun"].get("loops_stand"))
+        self.assertIn("which an earlier cell defined", " ".join(capped["devrun"]["loops_unsure"]))
+        # the kernel's function keeps its code
+        self.assertEqual(SH.user_ns["train_epochs"].__code__.co_filename, SH.user_ns["run_all"].__code__.co_filename)
+        self.assertNotIn("_premortem_inspector", SH.user_ns["train_epochs"].__code__.co_consts)
 
     def test_loop_within_cap_runs_whole_cell(self):
         full, capped = run("s = 0\nfor c in [1, 2]:\n    s += c\nassert s == 3")
