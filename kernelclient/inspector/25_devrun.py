@@ -52,8 +52,97 @@ def _dr_for(iterable, lid, hint=None):
     """The loop's iterable, stopped after the cap; the cap+1-th element is only peeked.
     hint, for `enumerate(x)` and `zip(a, b)` over names, is ("enumerate", x, start) or
     ("zip", a, b, ...): what the last item is made of (_dr_last)."""
+    if hint is None and (_DR.get("meta") or {}).get("loops", {}).get(lid, {}).get("last"):
+        got = _dr_folds_of(iterable)
+        if got is not None:
+            iterable, hint = got
     it = iter(iterable)  # as the for statement would: errors surface at the for line
     return _dr_for_gen(iterable, it, lid, hint)
+
+
+class _DrFolds(list):
+    """The folds of a scikit-learn splitter's split(), made before the loop: (train, test)
+    index arrays, one per fold, of one make (the cap's skipped folds differ from the ones
+    that ran in which rows they hold only), with a len() and a last fold."""
+
+
+# Folds are made up front only while they hold at most this many indices in all.
+_DR_FOLDS_MAX = 50000000
+
+
+def _dr_splitter_gen(g):
+    """Whether g is a scikit-learn splitter's split() generator that has not started."""
+    import inspect
+
+    try:
+        if not inspect.isgenerator(g) or g.gi_code.co_name != "split" or \
+                inspect.getgeneratorstate(g) != inspect.GEN_CREATED:
+            return False
+        me = g.gi_frame.f_locals.get("self")
+        mod = getattr(type(me), "__module__", "") or ""
+        return mod.startswith("sklearn.model_selection") and hasattr(me, "get_n_splits")
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:
+        return False
+
+
+def _dr_folds_of(iterable):
+    """For a loop over `kf.split(X, y)` or `enumerate(kf.split(X, y)[, start])` (one the
+    full run surely takes to its end): the folds made now, as (the loop's new iterable, its
+    hint), so that the loop has a length and a last fold; the cap cuts the folds as any
+    other loop, and a clean run over them can stand for the full run's. Making them runs
+    only the splitter (index arrays). None for any other loop."""
+    start = None
+    inner = iterable
+    if type(iterable) is enumerate:
+        try:
+            inner, start = iterable.__reduce__()[1][:2]  # (enumerate, (the iterator, the next count))
+        except BaseException:
+            return None
+    if not _dr_splitter_gen(inner):
+        return None
+    folds, rest = _dr_make_folds(inner)
+    if rest is not None:
+        # too many indices to hold, or the splitter raised: the loop gets what was made,
+        # then the rest as the generator gives it (its error at the fold it came in)
+        import itertools
+
+        it = itertools.chain(folds, rest)
+        return (enumerate(it, start) if start is not None else it), None
+    if start is not None:
+        return enumerate(folds, start), ("enumerate", folds, start)
+    return folds, None
+
+
+def _dr_make_folds(gen):
+    """(the folds made, None) from a splitter's unstarted split() generator, or (those made
+    so far, an iterator of the rest) when the indices grow past _DR_FOLDS_MAX or the
+    splitter raises: the rest is then the generator itself, or one that raises the
+    splitter's error at the fold the full run's loop meets it."""
+    folds = _DrFolds()
+    size = 0
+    while True:
+        try:
+            fold = next(gen)
+        except StopIteration:
+            return folds, None
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as e:
+            return folds, _dr_raise(e)
+        folds.append(fold)
+        try:
+            size += sum(len(a) for a in fold)
+        except TypeError:
+            size = _DR_FOLDS_MAX + 1
+        if size > _DR_FOLDS_MAX:
+            return folds, gen
+
+
+def _dr_raise(e):
+    raise e
+    yield  # a generator: it raises when the loop asks for its next item
 
 
 # Sequences of at most this many items give their last one (a DataLoader its last batch).
@@ -83,7 +172,7 @@ def _dr_last(iterable, hint=None):
     mod = getattr(t, "__module__", "") or ""
     name = t.__name__
     try:
-        if t in (range, list, tuple):
+        if t in (range, list, tuple, _DrFolds):
             n = len(iterable)
             return (n, iterable[-1]) if 0 < n <= _DR_LAST_MAX else None
         if (mod == "numpy" and name == "ndarray") or (mod == "torch" and name in ("Tensor", "Parameter")):
@@ -111,7 +200,8 @@ def _dr_uniform(iterable, hint=None):
     """Whether a loop's items are of one make, so that the iterations the cap skipped meet
     what the first ones and the last one met: the integers of a range, the rows of an array
     or tensor, the batches of a map-style DataLoader (one collate, one batch size but the
-    last), and enumerate, zip or tqdm over those. A list, a frame's columns, a dict of
+    last), the folds of a scikit-learn splitter (_DrFolds), and enumerate, zip or tqdm over
+    those. A list, a frame's columns, a dict of
     models, a generator are not: the fourth item may be the text column or the model that
     fails."""
     if hint is not None:
@@ -125,7 +215,7 @@ def _dr_uniform(iterable, hint=None):
     mod = getattr(t, "__module__", "") or ""
     name = t.__name__
     try:
-        if t is range:
+        if t is range or t is _DrFolds:
             return True
         if mod == "numpy" and name == "ndarray":
             return iterable.dtype != object

@@ -345,6 +345,30 @@ class DevRunTest(unittest.TestCase):
         self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))
         self.assertTrue(capped["devrun"].get("loops_stand"), capped["devrun"])
 
+    def test_folds_of_a_splitter_have_a_length_and_a_last_fold(self):
+        # ten folds of 1005 rows: the first five hold 101 test rows, the last five 100
+        SH.run_cell("from sklearn.model_selection import KFold\nXf = np.arange(1005.0)\nkf10 = KFold(10)",
+                    store_history=False).raise_error()
+        full, capped = run("scores = []\nfor fold, (tr, te) in enumerate(kf10.split(Xf)):\n    scores.append(Xf[te].mean())\n"
+                           "res = np.array(scores)\nprint(res.mean())\n")
+        self.assertEqual((full["status"], capped["status"]), ("ok", "ok"))
+        loop = capped["devrun"]["loops"][0]
+        self.assertEqual((loop["ran"], loop.get("total"), loop.get("last")), (3, 10, True), loop)
+        self.assertTrue(capped["devrun"].get("loops_stand"), capped["devrun"])
+        # the last fold is the smaller one: a body sized for the first folds fails there
+        full, capped = run("for tr, te in kf10.split(Xf):\n    piece = np.zeros(101)\n    piece[:] = Xf[te]\n")
+        self.assertEqual((full["status"], full["exception"]), ("error", "ValueError"))
+        self.assertEqual((capped["status"], capped["exception"], capped["line"]), ("error", "ValueError", 3))
+        # the splitter's own error is the loop's, at the for line, in both runs
+        full, capped = run("for tr, te in KFold(20).split(Xf[:10]):\n    pass\n")
+        self.assertEqual((full["exception"], full["line"]), ("ValueError", 1))
+        self.assertEqual((capped["exception"], capped["line"]), ("ValueError", 1))
+        # a loop that may break takes the splitter as it is: no length, no last fold
+        full, capped = run("for tr, te in kf10.split(Xf):\n    if len(te) < 50:\n        break\n")
+        self.assertEqual(capped["status"], "ok")
+        self.assertFalse(capped["devrun"].get("loops_stand"))
+        self.assertIsNone(capped["devrun"]["loops"][0].get("total"))
+
     def test_clean_capped_runs_that_do_not_stand(self):
         cases = [
             # a branch the first iterations and the last one never took
