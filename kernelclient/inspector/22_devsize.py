@@ -279,9 +279,10 @@ def _ds_recheck(meta, short, res, exc_name, at=None):
         top = stmts[idx]["lo"]
     node = nodes[idx] if idx < len(nodes) else None
     if node is None or _dr_header(node) is not None:
-        what = "the crash is in" if at is None else "line %d is" % top
-        return {"verdict": "unknown", "reason": "%s a compound statement at line %d" % (what, top) if at is None else
-                "%s a compound statement that reads what the shortened loops made" % what}
+        if at is None:
+            return {"verdict": "unknown", "reason": "the crash is in a compound statement at line %d" % top}
+        return {"verdict": "unknown", "reason": "line %d is a compound statement that reads what the shortened loops made"
+                % top}
     names, funcs = _devrun_tainted(meta, short, before=idx)
     rec = stmts[idx]
     ns = _user_ns()
@@ -450,8 +451,7 @@ def _devrun_tainted(meta, short, before=None):
             names.update(stores)
     # torch.no_grad(), np.random.seed(0) read as method calls that change the module: a
     # module is no product, and what a line computes from it alone is not either
-    sh = _shell()
-    ns = sh.user_ns if sh is not None else _user_ns()
+    ns = _user_ns()
     modules = set(x for x in ns if isinstance(ns.get(x), types.ModuleType))
     names -= modules
     funcs = set()

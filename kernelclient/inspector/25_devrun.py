@@ -662,8 +662,10 @@ def _dr_cell_source(f):
     a decorated one)."""
     import linecache
 
-    code = getattr(f, "__code__", None)
-    if not isinstance(f, types.FunctionType) or code is None or f.__qualname__ != f.__name__ or code.co_freevars:
+    if not isinstance(f, types.FunctionType):  # before any attribute: a user object's __getattr__ is user code
+        return None
+    code = f.__code__
+    if f.__qualname__ != f.__name__ or code.co_freevars:
         return None
     if code.co_flags & (0x20 | 0x200):  # CO_GENERATOR, CO_ASYNC_GENERATOR: the loop over it is capped
         return None
@@ -687,9 +689,6 @@ def _dr_ext_funcs(calls, base, flags):
     import ast
 
     ns = _user_ns()
-    sh = _shell()
-    if sh is not None:
-        ns = sh.user_ns
     out, seen, calls_of = [], set(), {}
     todo = sorted(c for c in calls if isinstance(c, str))
     while todo and len(out) < _DR_EXT_MAX:
@@ -933,8 +932,6 @@ def _dr_clean_stands(meta, short):
     # the top-level statements after the first shortened loop that read what the loops made
     stmts, nodes = meta["stmts"], meta.get("nodes") or []
     first = min(meta["loops"][lid].get("stmt", 0) for lid in short)
-    sh = _shell()
-    ns = sh.user_ns if sh is not None else _user_ns()
     checked = 0
     for i in range(first + 1, len(stmts)):
         r = stmts[i]
@@ -942,8 +939,8 @@ def _dr_clean_stands(meta, short):
             continue
         if isinstance(nodes[i], (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
             continue
-        names, funcs = _devrun_tainted(meta, short, before=i)
-        reads = set(x for x in names.intersection(r["reads"]) if not isinstance(ns.get(x), types.ModuleType))
+        names, _ = _devrun_tainted(meta, short, before=i)  # modules are never among them
+        reads = names.intersection(r["reads"])
         if not reads:
             continue
         if _dr_header(nodes[i]) is not None or isinstance(nodes[i], ast.Assert):
