@@ -2,6 +2,7 @@ package repair
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/finding"
@@ -12,7 +13,9 @@ import (
 // (facts.ShadowResult.Suggestions, what Python 3.12's "Did you mean" reads). The misspelled
 // attribute or name on the crash line becomes each of them, nearest first; the run decides.
 // An object the cell built itself, a module (np.arrange), a fitted estimator, the globals
-// of a helper an earlier cell defines: whatever the run held.
+// of a helper an earlier cell defines: whatever the run held. For any other exception that
+// quotes a value the library refused, they are the valid values near it in the table the
+// code that raised holds (the string literal becomes each).
 
 func init() {
 	register(family{name: "suggested-name", gen: suggestGen})
@@ -39,6 +42,25 @@ func suggestGen(in *Input) []Candidate {
 				})
 			}
 			break
+		}
+	default:
+		// A value the library refused, and the valid ones near it from the table the code
+		// that raised holds (sklearn's scorers for scoring="acc"): the string literal
+		// holding the refused value becomes each.
+		for _, e := range in.exprsOnLine(in.crashLine(), isPlainString) {
+			if v, _ := e.Const.(string); v != s.Name {
+				continue
+			}
+			q := e.Text[:1]
+			for _, c := range s.Candidates {
+				if strings.ContainsAny(c, "'\"\\\n") {
+					continue
+				}
+				out = append(out, Candidate{
+					Fix:   finding.Fix{Title: fmt.Sprintf("Use '%s', a value the library takes, for '%s'", c, s.Name), Edits: []finding.Edit{replaceAt(e.Range, q+c+q)}},
+					Keeps: fmt.Sprintf("'%s' is the value nearest to '%s' in the library's own table of valid ones", c, s.Name),
+				})
+			}
 		}
 	case "NameError":
 		if in.Unrun[s.Name] {

@@ -83,6 +83,10 @@ def _cf_value(frame, name):
     return _MISSING
 
 
+# Lazy iterables a repair materialises (a map read by len()): their type is the fact.
+_CF_LAZY = frozenset(type(x) for x in (map(len, ()), zip(), filter(None, ()), (i for i in ()), {}.keys(), {}.values(), {}.items()))
+
+
 def _crash_facts(tb, code, lmap):
     """facts.Value (JSON) by name of what the crash line reads and what the cell's bindings
     of those read, as the innermost cell frame held it; None when there is nothing."""
@@ -147,12 +151,13 @@ def _frame_facts(frame, lines, ln):
         obj = _cf_value(frame, n)
         if obj is _MISSING or isinstance(obj, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType)):
             continue
+        lazy = type(obj) in _CF_LAZY
         try:
             v = {"name": n, "exists": True}
             v.update(_describe(obj, ctx))
         except BaseException as e:  # the child reports what it has; nothing is lost by going on
             v = {"name": n, "exists": True, "type": _tname(type(obj)), "error": "inspector: %s" % _err(e)}
-        if v.get("kind") in ("other", "callable", "module", "class"):
+        if v.get("kind") in ("callable", "module", "class") or v.get("kind") == "other" and not lazy:
             continue  # nothing a repair reads, and user objects' attributes are noise
         try:
             n_bytes = len(json.dumps(v, default=str))
@@ -215,6 +220,8 @@ def _crash_suggestions(e):
     so the child computes them with the same costs and bound. The child is about to exit:
     dir() of a user object runs its code there only."""
     name = getattr(e, "name", None)
+    if not isinstance(e, (AttributeError, NameError)):
+        return _value_suggestions(e)
     if not isinstance(name, str) or not name:
         return None
     if isinstance(e, AttributeError):
@@ -237,6 +244,11 @@ def _crash_suggestions(e):
         pool = list(f.f_locals) + list(f.f_globals) + dir(builtins)
     else:
         return None
+    return _cs_nearest(name, pool)
+
+
+def _cs_nearest(name, pool):
+    """The names of pool within Python's "Did you mean" bound of name, nearest first."""
     scored = []
     for n in set(p for p in pool[:5000] if isinstance(p, str) and p != name):
         if n.startswith("_") and not name.startswith("_"):
@@ -249,3 +261,86 @@ def _crash_suggestions(e):
         return None
     scored.sort()
     return {"name": name, "candidates": [n for _, n in scored[:_CS_MAX]]}
+
+
+_VS_TYPES = (dict, set, frozenset, list, tuple)
+_VS_FRAMES = 6  # innermost frames searched for the valid values
+_VS_LEN = 5000  # the longest container read
+
+
+def _vs_quoted(msg):
+    """The texts msg puts in single or double quotes, in order (an apostrophe inside a word
+    opens nothing): the value a library refused is among them."""
+    out, i = [], 0
+    while i < len(msg):
+        q = msg[i]
+        if q in "'\"" and not (i > 0 and (msg[i - 1].isalnum() or msg[i - 1] == "_")):
+            j = msg.find(q, i + 1)
+            if j < 0:
+                break
+            w = msg[i + 1:j]
+            if w and len(w) <= _CS_LONGEST and "\n" not in w and w not in out:
+                out.append(w)
+            i = j + 1
+        else:
+            i += 1
+    return out
+
+
+def _vs_near(w, n):
+    """Whether the valid value n is one a user meant by w: the same but for case, within the
+    "Did you mean" bound, w its start (acc for accuracy) or the initials of its words (mse
+    for neg_mean_squared_error, whose neg_ only flips the sign for maximising)."""
+    lw, ln = w.lower(), n.lower()
+    if lw == ln or len(lw) >= 2 and ln.startswith(lw):
+        return True
+    words = [p for p in ln.replace("-", "_").split("_") if p]
+    if len(words) >= 2 and len(lw) >= 2:
+        ini = "".join(p[0] for p in words)
+        if lw == ini or words[0] == "neg" and lw == ini[1:]:
+            return True
+    bound = (len(n) + len(w) + 3) * _CS_MOVE // 6
+    return _cs_distance(w, n, bound) <= bound
+
+
+def _value_suggestions(e):
+    """For an exception that quotes a value the library refused ("'acc' is not a valid
+    scoring value"), the valid values near it, as the code that raised holds them: the
+    containers of strings (exactly dict, set, list or tuple, so no user code runs) among the
+    locals of the innermost frames and the globals their code names, innermost first
+    (sklearn's _SCORERS in get_scorer). A container that holds the quoted value itself is
+    not the table of valid ones. None when nothing near is found."""
+    try:
+        words = _vs_quoted(str(e))
+    except BaseException:
+        return None
+    if not words:
+        return None
+    frames, tb = [], e.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for f in reversed(frames[-_VS_FRAMES:]):
+        g = f.f_globals
+        # A module-level frame's locals are its globals (a cell's: the whole namespace):
+        # only what its code names counts.
+        pool = [] if f.f_locals is g else list(f.f_locals.values())
+        pool += [g[n] for n in f.f_code.co_names if n in g]
+        tables = []
+        for v in pool:
+            if type(v) not in _VS_TYPES or len(v) > _VS_LEN:
+                continue
+            strs = [x for x in v if type(x) is str]
+            if len(strs) >= 2:
+                tables.append(strs)
+        for w in words:
+            near = set()
+            for t in tables:
+                if w in t:
+                    continue
+                near.update(n for n in t if n != w and _vs_near(w, n))
+            if near:
+                ranked = sorted(near, key=lambda n: (n.lower() != w.lower(), _cs_distance(w, n, 99), len(n), n))
+                return {"name": w, "candidates": ranked[:_CS_MAX]}
+    return None
+

@@ -551,6 +551,29 @@ class ShadowTest(unittest.TestCase):
         r = shadow("sg_obj = object()\nsg_obj.feature_importances_", trace=False)
         self.assertNotIn("suggestions", r)
 
+    def test_crash_facts_lazy(self):
+        # A lazy iterable the crash line reads is reported by its type (a map to make a list),
+        # without being iterated.
+        r = shadow("cf_lens = map(len, ['ab', 'c'])\ncf_avg = sum(cf_lens) / len(cf_lens)", trace=False)
+        self.assertEqual(r["exception"], "TypeError")
+        self.assertEqual(r["crash_facts"]["cf_lens"]["type"], "map")
+
+    def test_value_suggestions(self):
+        # A value the library refused: the valid ones near it, from the table the raising
+        # code holds (a module global its code names), by start, initials or spelling.
+        SH.run_cell("def sg_get(name):\n    if name not in sg_TABLE:\n        raise ValueError('%r is not a valid name' % name)\n    return sg_TABLE[name]\n"
+                    "sg_TABLE = {'accuracy': 1, 'neg_mean_squared_error': 2, 'f1_macro': 3, 'f1_micro': 4}",
+                    store_history=True).raise_error()
+        for wrong, want in [("acc", ["accuracy"]), ("mse", ["neg_mean_squared_error"]), ("f1macro", ["f1_macro", "f1_micro"])]:
+            r = shadow("sg_get(%r)" % wrong, trace=False)
+            self.assertEqual(r["exception"], "ValueError")
+            self.assertEqual(r["suggestions"], {"name": wrong, "candidates": want})
+        # Nothing near, or a table that holds the quoted value itself: none.
+        r = shadow("sg_get('zzzz')", trace=False)
+        self.assertNotIn("suggestions", r)
+        r = shadow("sg_ok = ['acc', 'accuracy']\nif True:\n    raise KeyError('acc')", trace=False)
+        self.assertNotIn("suggestions", r)
+
     def test_lines_exact_with_magics(self):
         r = shadow("%matplotlib inline\nx = 1\n\n%time y = undefined_a")
         self.assertEqual((r["status"], r["exception"], r["line"]), ("error", "NameError", 4))
