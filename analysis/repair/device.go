@@ -65,23 +65,5 @@ func calleeText(c *analysis.Expr) string {
 
 // torchImported reports whether the name torch is bound (imported) for the cell.
 func (in *Input) torchImported() bool {
-	if in.inNamespace("torch") {
-		return true
-	}
-	for _, i := range in.Facts.Imports {
-		if i.Bound() == "torch" {
-			return true
-		}
-	}
-	for _, h := range in.History {
-		if h.Facts == nil {
-			continue
-		}
-		for _, i := range h.Facts.Imports {
-			if i.Bound() == "torch" {
-				return true
-			}
-		}
-	}
-	return false
+	return in.inNamespace("torch") || in.moduleOf("torch") != ""
 }

@@ -244,6 +244,11 @@ func replacedIdent(text string, fix finding.Fix, id string) bool {
 		if ids := scanIdentifiers(old); len(ids) > 0 && ids[0] != id && strings.Contains(old, "."+id) && strings.HasPrefix(strings.TrimSpace(e.NewText), ids[0]+".") {
 			return true
 		}
+		// The same call with its arguments computed another way (range(EPOCHS + 1) written
+		// range(len(losses))): the call stays, a name in its old arguments may go.
+		if c, ok := sameCallee(old, strings.TrimSpace(e.NewText)); ok && c != id {
+			return true
+		}
 	}
 	return false
 }
@@ -354,4 +359,25 @@ func bindingsKept(in Input, edited string) bool {
 		}
 	}
 	return true
+}
+
+// sameCallee returns the callee both old and new call, when each is one call of the same
+// dotted callee ("range", "np.arange") with other arguments.
+func sameCallee(old, new string) (string, bool) {
+	o, n := exprOf(old), exprOf(new)
+	if o == nil || n == nil || o.Kind != analysis.ExprCall || n.Kind != analysis.ExprCall || o.Value == nil || n.Value == nil {
+		return "", false
+	}
+	oc, ok1 := o.Value.Chain()
+	nc, ok2 := n.Value.Chain()
+	return oc, ok1 && ok2 && oc == nc && old != new
+}
+
+// exprOf parses text as one expression on the syntax tree; nil when it is not one.
+func exprOf(text string) *analysis.Expr {
+	f := analysis.ParseCell(text)
+	if len(f.SyntaxErrors) > 0 || len(f.Statements) != 1 || len(f.Statements[0].Targets) > 0 {
+		return nil
+	}
+	return f.Statements[0].Value
 }

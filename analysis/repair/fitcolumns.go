@@ -2,7 +2,6 @@ package repair
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
@@ -15,12 +14,6 @@ import (
 // the training split has), and a frame selected with fewer of the columns the model or
 // transformer was fitted on. The repair is made where X is built, so every use of it in the
 // cell gets the same columns.
-
-// splitWords pairs a held-out split's word with the training split's, as variable names
-// spell them.
-var splitWords = [][2]string{{"test", "train"}, {"valid", "train"}, {"val", "train"}, {"te", "tr"}}
-
-var getDummiesRE = regexp.MustCompile(`\bpd\.get_dummies\(`)
 
 // alignSplitDummies aligns a split encoded on its own with the training split's encoding,
 // when the history encodes the training split with the same call:
@@ -40,23 +33,26 @@ func alignSplitDummies(in *Input) []Candidate {
 		ls = append(ls, d.Range.Start.Line)
 	}
 	for _, l := range ls {
-		line := lineAt(in.Text, l)
-		code := stripComment(line)
-		for _, loc := range getDummiesRE.FindAllStringIndex(code, -1) {
-			end := matchingClose(code, loc[1])
-			if end < 0 || strings.HasPrefix(code[end+1:], ".reindex(") {
+		// The get_dummies calls on the line not yet reindexed (the call is no .reindex's object).
+		reindexed := map[string]bool{}
+		for _, e := range in.exprsOnLine(l, func(e *analysis.Expr) bool { return e.Kind == analysis.ExprAttribute && e.Name == "reindex" }) {
+			reindexed[rangeKey(e.Value.Range)] = true
+		}
+		for _, c := range in.exprsOnLine(l, func(e *analysis.Expr) bool {
+			return e.Kind == analysis.ExprCall && e.Value != nil && calleeText(e) == "pd.get_dummies" && e.Range.Start.Line == l && e.Range.End.Line == l
+		}) {
+			if reindexed[rangeKey(c.Range)] {
 				continue
 			}
-			call := code[loc[0] : end+1]
-			train, ok := trainingTwin(in, call)
+			train, ok := trainingTwin(in, c.Text)
 			if !ok {
 				continue
 			}
-			p := finding.Position{Line: l, Character: analysis.UTF16Len(line[:end+1])}
+			p := c.Range.End
 			return []Candidate{{
 				Fix: finding.Fix{Title: "Encode with the training split's columns (categories it lacks as 0)", Edits: []finding.Edit{{
 					Range: finding.Range{Start: p, End: p}, NewText: ".reindex(columns=" + train + ".columns, fill_value=0)"}}},
-				Keeps: fmt.Sprintf("%s encoded on its own lacks the indicator columns of categories it does not contain; with %s's columns each is 0 in its rows, as the model was fitted", call, train),
+				Keeps: fmt.Sprintf("%s encoded on its own lacks the indicator columns of categories it does not contain; with %s's columns each is 0 in its rows, as the model was fitted", c.Text, train),
 			}}
 		}
 	}
@@ -70,16 +66,16 @@ func trainingTwin(in *Input, call string) (string, bool) {
 	for _, h := range in.History {
 		texts = append(texts, h.Text)
 	}
+	uses := analysis.ParseCell(call).Uses
 	for _, w := range splitWords {
-		re := regexp.MustCompile(`\b(\w*?)` + w[0] + `(\w*)\b`)
-		twin := re.ReplaceAllStringFunc(call, func(id string) string {
-			m := re.FindStringSubmatch(id)
-			if !isIdent(id) || strings.HasPrefix(id, "pd") {
-				return id
+		var edits []finding.Edit
+		for _, u := range uses {
+			if to, ok := w.swap(u.Name, true); ok && !strings.HasPrefix(u.Name, "pd") {
+				edits = append(edits, replaceAt(u.Range, to))
 			}
-			return m[1] + w[1] + m[2]
-		})
-		if twin == call {
+		}
+		twin, err := ApplyEdits(call, edits)
+		if len(edits) == 0 || err != nil {
 			continue
 		}
 		for _, t := range texts {

@@ -275,3 +275,141 @@ func newTexts(cs []Candidate) []string {
 	}
 	return out
 }
+
+func TestSizesDiffer(t *testing.T) {
+	tests := []struct {
+		msg  string
+		want bool
+	}{
+		{"Found input variables with inconsistent numbers of samples: [300, 100]", true},
+		{"x and y must have same first dimension, but have shapes (21,) and (20,)", true},
+		{"operands could not be broadcast together with shapes (3,) (3,)", false},
+		{"learning rate 0.5 must be below 1.0", false},
+		{"conv2d: expected 4D input", false},
+	}
+	for _, tt := range tests {
+		if got := sizesDiffer(tt.msg); got != tt.want {
+			t.Errorf("sizesDiffer(%q) = %v, want %v", tt.msg, got, tt.want)
+		}
+	}
+}
+
+func TestCounterparts(t *testing.T) {
+	tests := []struct {
+		name    string
+		toTrain bool
+		want    []string
+	}{
+		{"X_train", false, []string{"X_test", "X_valid", "X_val"}},
+		{"y_test", true, []string{"y_train"}},
+		{"X_val", true, []string{"X_train"}},
+		{"testTrain", false, nil}, // holds both words
+		{"X_tr", false, []string{"X_te"}},
+		{"trace", false, nil}, // tr inside a word is no split
+		{"Xtrain", false, []string{"Xtest", "Xvalid", "Xval"}},
+	}
+	for _, tt := range tests {
+		if got := counterparts(tt.name, tt.toTrain); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("counterparts(%q, %v) = %q, want %q", tt.name, tt.toTrain, got, tt.want)
+		}
+	}
+}
+
+func TestLabelKey(t *testing.T) {
+	tests := []struct {
+		key  string
+		want bool
+	}{
+		{`"income"`, true},
+		{`["a", "b"]`, true},
+		{`df["age"] > 60`, true},
+		{`(df.a > 1) & (df.b < 2)`, true},
+		{`~(df.a == 1)`, true},
+		{`3`, false},
+		{`[0, 1]`, false},
+		{`mask`, false}, // a name: its syntax does not say
+		{`i + 1`, false},
+	}
+	for _, tt := range tests {
+		e := exprOf(tt.key)
+		if e == nil {
+			t.Fatalf("exprOf(%q) = nil", tt.key)
+		}
+		if got := labelKey(e); got != tt.want {
+			t.Errorf("labelKey(%q) = %v, want %v", tt.key, got, tt.want)
+		}
+	}
+}
+
+func TestRangeOfLen(t *testing.T) {
+	tests := []struct{ r, want string }{
+		{"range(EPOCHS + 1)", "range(len(losses))"},
+		{"range(1, EPOCHS + 2)", "range(1, len(losses) + 1)"},
+		{"range(0, n)", "range(0, len(losses))"},
+		{"np.arange(1, 30, 2)", "np.arange(1, 1 + len(losses) * 2, 2)"},
+		{"range(start, n)", ""}, // what a computed start means is unknown
+	}
+	for _, tt := range tests {
+		e := exprOf(tt.r)
+		fn, ok := countedRange(e)
+		if !ok {
+			t.Fatalf("countedRange(%q) is false", tt.r)
+		}
+		if got := rangeOfLen(fn, e, "losses"); got != tt.want {
+			t.Errorf("rangeOfLen(%q) = %q, want %q", tt.r, got, tt.want)
+		}
+	}
+	if _, ok := countedRange(exprOf("np.linspace(0, 1, 5)")); ok {
+		t.Error("np.linspace counts no steps of one")
+	}
+}
+
+func TestReshapeRow(t *testing.T) {
+	for _, tt := range []struct {
+		call string
+		row  int
+		ok   bool
+	}{
+		{"x.reshape(-1, 28, 28)", 784, true},
+		{"x.reshape((-1, 8, 8))", 64, true},
+		{"t.view(n, 1, 28, 28)", 784, true},
+		{"x.reshape(-1, -1)", 0, false},
+		{"x.reshape(-1)", 0, false},
+		{"x.reshape(-1, side, side)", 0, false},
+	} {
+		row, ok := rowSize(exprOf(tt.call))
+		if row != tt.row || ok != tt.ok {
+			t.Errorf("rowSize(%q) = %d, %v; want %d, %v", tt.call, row, ok, tt.row, tt.ok)
+		}
+	}
+	cols := func(names ...any) []facts.Column {
+		var out []facts.Column
+		for _, n := range names {
+			out = append(out, facts.Column{Name: n})
+		}
+		return out
+	}
+	if got, want := extraColumns(cols("label", "pixel0", "pixel1", "pixel2"), 1), [][]string{{`"label"`}, {`"pixel2"`}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("extraColumns = %q, want %q", got, want)
+	}
+	if got, want := extraColumns(cols(0, 1, 2, 3), 1), [][]string{{"0"}, {"3"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("extraColumns of numbered columns = %q, want %q", got, want)
+	}
+}
+
+func TestSameCallee(t *testing.T) {
+	for _, tt := range []struct {
+		old, new string
+		ok       bool
+	}{
+		{"range(EPOCHS + 1)", "range(len(losses))", true},
+		{"np.arange(n)", "np.arange(len(y))", true},
+		{"range(n)", "list(y)", false},
+		{"model.predict(X)", "model.predict(X)", false},
+		{"x + 1", "x + 2", false},
+	} {
+		if _, ok := sameCallee(tt.old, tt.new); ok != tt.ok {
+			t.Errorf("sameCallee(%q, %q) = %v, want %v", tt.old, tt.new, ok, tt.ok)
+		}
+	}
+}

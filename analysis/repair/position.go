@@ -48,3 +48,75 @@ func byPositionGen(in *Input) []Candidate {
 	}
 	return out
 }
+
+// The other way round: .iloc given labels or a mask Series (df.iloc[df["age"] > 60,
+// "income"], df.iloc[:, "price"]), which pandas refuses in words that vary by the key
+// (NotImplementedError "iLocation based boolean indexing", ValueError "Location based
+// indexing can only have [integer ...] types", TypeError "Cannot index by location index
+// with a non-integer key"). The key's own syntax says it is a label or a mask: a string
+// literal, a list of them, a comparison or a combination of comparisons. .loc takes
+// exactly those; the rows and columns meant are the same.
+
+func init() {
+	register(family{name: "by-label", gen: byLabelGen})
+}
+
+func byLabelGen(in *Input) []Candidate {
+	switch in.exception() {
+	case "NotImplementedError", "ValueError", "TypeError", "IndexError":
+	default:
+		return nil
+	}
+	var out []Candidate
+	for _, s := range in.exprsOnLine(in.crashLine(), func(e *analysis.Expr) bool {
+		return e.Kind == analysis.ExprSubscript && e.Index != nil && e.Value != nil && e.Value.Kind == analysis.ExprAttribute && e.Value.Name == "iloc"
+	}) {
+		keys := []*analysis.Expr{s.Index}
+		if s.Index.Kind == analysis.ExprTuple {
+			keys = s.Index.Args
+		}
+		labelled := false
+		for _, k := range keys {
+			labelled = labelled || labelKey(k)
+		}
+		if !labelled {
+			continue
+		}
+		obj := s.Value.Value.Text
+		out = append(out, Candidate{
+			Fix:   finding.Fix{Title: fmt.Sprintf("Select by label and mask with %s.loc (.iloc takes positions only)", obj), Edits: []finding.Edit{replaceAt(s.Value.NameRange, "loc")}},
+			Keeps: fmt.Sprintf("the same rows and columns of %s: the key holds labels or a mask, which .loc selects by", obj),
+		})
+	}
+	return out
+}
+
+// labelKey reports whether an indexer's key is, by its syntax, a label or a boolean mask:
+// a string, a list of strings, a comparison, a combination of masks or its negation.
+func labelKey(k *analysis.Expr) bool {
+	switch k.Kind {
+	case analysis.ExprConst:
+		_, ok := k.Const.(string)
+		return ok
+	case analysis.ExprList:
+		for _, a := range k.Args {
+			if !labelKey(a) || a.Kind != analysis.ExprConst {
+				return false
+			}
+		}
+		return len(k.Args) > 0
+	case analysis.ExprCompare:
+		return true
+	case analysis.ExprBinOp, analysis.ExprBoolOp, analysis.ExprUnaryOp:
+		if k.Name != "&" && k.Name != "|" && k.Name != "~" && k.Name != "and" && k.Name != "or" && k.Name != "not" {
+			return false
+		}
+		for _, a := range k.Args {
+			if !labelKey(a) {
+				return false
+			}
+		}
+		return len(k.Args) > 0
+	}
+	return false
+}

@@ -92,6 +92,10 @@ type family struct {
 	// dimensions of a dim argument): at each site it comes after every other family, so a
 	// repair the evidence points to is tried, and ranked, first.
 	broad bool
+	// atCall marks a family that repairs the operand the raising call got (a frame's text
+	// columns encoded): it runs at the crash line and at the frame that raised, not where
+	// the operand's ingredients were bound, whose other readers would change with it.
+	atCall bool
 }
 
 var families []family
@@ -189,13 +193,15 @@ func Candidates(in Input, g *Guard, own ...finding.Fix) []Candidate {
 		// also is the crash's own input, whose intent an edit of the crashing cell at
 		// another line must keep as well.
 		also *Input
+		// binding is true at a binding site (see bindingSites).
+		binding bool
 	}
 	sites := []site{{in: &in}}
 	if in.Site != nil {
 		sites = append(sites, site{in: in.at(*in.Site), move: in.Site})
 	}
 	for _, b := range in.bindingSites() {
-		s := site{in: in.atBinding(b)}
+		s := site{in: in.atBinding(b), binding: true}
 		if b.inCell {
 			s.also = &in
 		} else {
@@ -206,6 +212,9 @@ func Candidates(in Input, g *Guard, own ...finding.Fix) []Candidate {
 	for _, st := range sites {
 		at := st.in
 		for _, f := range families {
+			if f.atCall && st.binding {
+				continue
+			}
 			var kept []Candidate
 			for _, c := range safeGen(f, at) {
 				if len(c.Fix.Edits) > 0 && IntentKept(*at, c.Fix) && (st.also == nil || IntentKept(*st.also, c.Fix)) {
