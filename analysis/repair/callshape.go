@@ -41,7 +41,6 @@ var (
 	unexpectedKwRE = regexp.MustCompile(`got an unexpected keyword argument '([^']+)'`)
 	noneAttrRE     = regexp.MustCompile(`'NoneType' object (has no attribute|is not subscriptable|is not iterable)`)
 	sigParamRE     = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\s*(?:[:=]|,|\))`)
-	inplaceRE      = regexp.MustCompile(`^(\s*)([A-Za-z_][A-Za-z0-9_]*)\s*=\s*([A-Za-z_][A-Za-z0-9_]*)\.\w+\(.*?(,\s*inplace\s*=\s*True|inplace\s*=\s*True\s*,\s*|inplace\s*=\s*True)`)
 )
 
 func callShapeWanted(in *Input) []string {
@@ -115,32 +114,61 @@ func renameKeyword(in *Input, kw string) []Candidate {
 	return out
 }
 
-// inplaceMisuse finds `x = x.method(..., inplace=True)` in the cell or the history.
+// noneMethods are the methods that change their object and return None (list, dict and
+// set's own, and random.shuffle's kind): x = x.append(v) binds None.
+var noneMethods = map[string]bool{"append": true, "extend": true, "insert": true, "remove": true, "sort": true,
+	"reverse": true, "clear": true, "update": true, "add": true, "discard": true, "shuffle": true}
+
+// inplaceMisuse finds `x = x.method(..., inplace=True)` in the cell (above the crash) or
+// the history, on the syntax tree, and drops the keyword; or `x = x.append(v)` and its
+// kind, whose method changes x and returns None, and keeps only the call.
 func inplaceMisuse(in *Input) []Candidate {
-	var out []Candidate
 	for _, s := range in.editSites() {
-		for l, line := range lines(s.Text) {
-			m := inplaceRE.FindStringSubmatchIndex(stripComment(line))
-			if m == nil || line[m[4]:m[5]] != line[m[6]:m[7]] {
+		for _, st := range s.Facts.Statements {
+			if st.Kind != analysis.StmtAssign || len(st.Targets) != 1 || st.Targets[0].Kind != analysis.ExprName || st.Value == nil || st.Value.Kind != analysis.ExprCall {
 				continue
 			}
-			if s.ID == "" && l >= in.crashLine() {
+			if s.ID == "" && st.Range.Start.Line >= in.crashLine() {
 				continue
 			}
-			r := finding.Range{Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[8]])}, End: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[9]])}}
-			e := replaceAt(r, "")
-			e.Cell = s.ID
-			name := line[m[4]:m[5]]
-			title := fmt.Sprintf("Drop inplace=True: %s = %s.… gets None with it", name, name)
+			name, call := st.Targets[0].Name, st.Value
+			if call.Value == nil || call.Value.Kind != analysis.ExprAttribute || call.Value.Value == nil || call.Value.Value.Kind != analysis.ExprName || call.Value.Value.Name != name {
+				continue
+			}
+			where := ""
 			if s.ID != "" {
-				title += fmt.Sprintf(" (cell %d; run it again)", s.Index+1)
+				where = fmt.Sprintf(" (cell %d; run it again)", s.Index+1)
 			}
-			out = append(out, Candidate{
-				Fix:   finding.Fix{Title: title, Edits: []finding.Edit{e}},
-				Keeps: fmt.Sprintf("with inplace=True the method returns None, so %s became None; without it %s gets the result", name, name),
-			})
-			return out
+			for i, k := range call.Keywords {
+				if k.Name != "inplace" || k.Value == nil || k.Value.Text != "True" {
+					continue
+				}
+				// The keyword and the comma before it (or after it, when it comes first).
+				r := k.Range
+				switch {
+				case i > 0:
+					r.Start = call.Keywords[i-1].Range.End
+				case len(call.Args) > 0:
+					r.Start = call.Args[len(call.Args)-1].Range.End
+				case len(call.Keywords) > 1:
+					r.End = call.Keywords[1].Range.Start
+				}
+				e := replaceAt(r, "")
+				e.Cell = s.ID
+				return []Candidate{{
+					Fix:   finding.Fix{Title: fmt.Sprintf("Drop inplace=True: %s = %s.… gets None with it%s", name, name, where), Edits: []finding.Edit{e}},
+					Keeps: fmt.Sprintf("with inplace=True the method returns None, so %s became None; without it %s gets the result", name, name),
+				}}
+			}
+			if noneMethods[call.Value.Name] {
+				e := replaceAt(finding.Range{Start: st.Range.Start, End: call.Range.Start}, "")
+				e.Cell = s.ID
+				return []Candidate{{
+					Fix:   finding.Fix{Title: fmt.Sprintf("Call %s.%s(...) without assigning it: it changes %s and returns None%s", name, call.Value.Name, name, where), Edits: []finding.Edit{e}},
+					Keeps: fmt.Sprintf("%s gets the same change; only the None the method returns is no longer bound to it", name),
+				}}
+			}
 		}
 	}
-	return out
+	return nil
 }

@@ -29,7 +29,6 @@ var (
 	unknownLabelRE = regexp.MustCompile(`Unknown label type: 'unknown'`)
 	probaRE        = regexp.MustCompile(`predict_proba is not available when\s+probability=False`)
 	metricRE       = regexp.MustCompile(`Classification metrics can't handle a mix of`)
-	svcRE          = regexp.MustCompile(`\bSVC\(`)
 )
 
 func estimatorGen(in *Input) []Candidate {
@@ -55,8 +54,8 @@ func estimatorGen(in *Input) []Candidate {
 		// Built by this very cell: verification shows whether it is a frame.
 		frame = true
 	}
-	if !known && x.Kind == analysis.ExprSubscript && x.Index != nil && x.Index.Kind == analysis.ExprList {
-		// df[["a", "b"]]: columns of a frame are a frame.
+	if !known && x.Kind == analysis.ExprSubscript && x.Index != nil && (x.Index.Kind == analysis.ExprList || in.exprKind(x.Index) == facts.KindList) {
+		// df[["a", "b"]] or df[feature_cols]: columns of a frame are a frame.
 		if r, ok := in.value(x.Root()); ok && r.Kind == facts.KindDataFrame {
 			frame = true
 		}
@@ -174,20 +173,26 @@ func assignedIn(in *Input, name string) bool {
 // the latest earlier one), so predict_proba exists after the fit that follows.
 func probability(in *Input) []Candidate {
 	for _, s := range in.editSites() {
-		for l, line := range lines(s.Text) {
-			loc := svcRE.FindStringIndex(stripComment(line))
-			if loc == nil {
-				continue
-			}
-			closeAt := matchingClose(line, loc[1])
-			if closeAt < 0 {
+		for _, c := range walkExprs(s.Facts.Statements, func(finding.Range) bool { return true }, func(e *analysis.Expr) bool {
+			return e.Kind == analysis.ExprCall && e.Value != nil && (calleeText(e) == "SVC" || strings.HasSuffix(calleeText(e), ".SVC"))
+		}) {
+			if s.upto >= 0 && c.Range.Start.Line > s.upto {
 				continue
 			}
 			text := ", probability=True"
-			if strings.TrimSpace(line[loc[1]:closeAt]) == "" {
+			if len(c.Args) == 0 && len(c.Keywords) == 0 {
 				text = "probability=True"
 			}
-			p := finding.Position{Line: l, Character: analysis.UTF16Len(line[:closeAt])}
+			for _, k := range c.Keywords {
+				if k.Name == "probability" {
+					text = "" // probability=False written out: another repair's
+				}
+			}
+			if text == "" {
+				continue
+			}
+			// Before the closing parenthesis: the call's last character.
+			p := finding.Position{Line: c.Range.End.Line, Character: c.Range.End.Character - 1}
 			e := finding.Edit{Cell: s.ID, Range: finding.Range{Start: p, End: p}, NewText: text}
 			title := "Build the SVC with probability=True"
 			if s.ID != "" {

@@ -62,6 +62,12 @@ func dictLoops(in *Input, chain []*analysis.Statement, pairs bool) []Candidate {
 		method, what := ".items()", "its key, value pairs"
 		if !pairs {
 			method, what = ".values()", "its values"
+			if c, ok := recordsByKey(s); ok {
+				// The body reads the key itself too: it keeps the key, and each record is
+				// read through it.
+				out = append(out, c)
+				continue
+			}
 		}
 		out = append(out, Candidate{
 			Fix:   finding.Fix{Title: fmt.Sprintf("Loop over %s%s (a dict yields only its keys)", s.Value.Text, method), Edits: []finding.Edit{replaceAt(s.Value.Range, s.Value.Text+method)}},
@@ -69,6 +75,40 @@ func dictLoops(in *Input, chain []*analysis.Statement, pairs bool) []Candidate {
 		})
 	}
 	return out
+}
+
+// recordsByKey reads the records of a loop over a dict's keys through the key
+// (d[k]["lr"] for k["lr"]) when the body also uses the key itself, so it keeps its
+// meaning; false when it does not, or the loop variable is no plain name.
+func recordsByKey(s *analysis.Statement) (Candidate, bool) {
+	t := s.Targets[0]
+	if t.Kind != analysis.ExprName {
+		return Candidate{}, false
+	}
+	all := func(finding.Range) bool { return true }
+	subs := walkExprs(s.Body, all, func(e *analysis.Expr) bool {
+		return e.Kind == analysis.ExprSubscript && e.Value != nil && e.Value.Kind == analysis.ExprName && e.Value.Name == t.Name
+	})
+	inSub := map[string]bool{}
+	for _, e := range subs {
+		inSub[rangeKey(e.Value.Range)] = true
+	}
+	bare := false
+	for _, e := range walkExprs(s.Body, all, func(e *analysis.Expr) bool { return e.Kind == analysis.ExprName && e.Name == t.Name }) {
+		bare = bare || !inSub[rangeKey(e.Range)]
+	}
+	if !bare || len(subs) == 0 {
+		return Candidate{}, false
+	}
+	rec := s.Value.Text + "[" + t.Name + "]"
+	var edits []finding.Edit
+	for _, e := range subs {
+		edits = append(edits, replaceAt(e.Value.Range, rec))
+	}
+	return Candidate{
+		Fix:   finding.Fix{Title: fmt.Sprintf("Read each record as %s (the loop yields the keys of %s)", rec, s.Value.Text), Edits: edits},
+		Keeps: fmt.Sprintf("%s stays the key where the loop uses it; its record is %s", t.Name, rec),
+	}, true
 }
 
 // pastTheEnd proposes the bound one smaller in the enclosing loops: the + 1 of a range's

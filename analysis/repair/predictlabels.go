@@ -31,6 +31,11 @@ func predictedLabelsGen(in *Input) []Candidate {
 	}
 	var out []Candidate
 	seen := map[string]bool{}
+	if in.scoresReadElsewhere() {
+		// Other lines read the scores as scores (roc_auc_score): labels go where the metric
+		// reads them, not where the scores are bound.
+		return thresholdScores(in, msg)
+	}
 	for _, e := range in.exprsOnLine(in.crashLine(), func(e *analysis.Expr) bool {
 		return e.Kind == analysis.ExprCall && e.Value != nil && e.Value.Kind == analysis.ExprAttribute && (e.Value.Name == "predict_proba" || e.Value.Name == "decision_function")
 	}) {
@@ -82,7 +87,16 @@ func thresholdScores(in *Input, msg string) []Candidate {
 				pred = k.Value
 			}
 		}
-		if pred == nil || pred.Starred || in.exprKind(pred) == facts.KindTensor || in.boundToScores(pred) {
+		if pred == nil || pred.Starred || in.exprKind(pred) == facts.KindTensor {
+			continue
+		}
+		if call := in.scoresCall(pred); call != nil {
+			// Scores a classifier gave: the metric reads its labels for the same rows.
+			text := call.Value.Value.Text + ".predict" + strings.TrimPrefix(call.Text, call.Value.Text)
+			out = append(out, Candidate{
+				Fix:   finding.Fix{Title: fmt.Sprintf("Score the predicted labels, %s (the metric needs labels, not %s scores)", text, call.Value.Name), Edits: []finding.Edit{replaceAt(pred.Range, text)}},
+				Keeps: fmt.Sprintf("the same classifier and rows, scored on the labels it predicts; %s keeps its scores for the lines that read them", pred.Text),
+			})
 			continue
 		}
 		text := pred.Text
@@ -101,17 +115,50 @@ func thresholdScores(in *Input, msg string) []Candidate {
 	return out
 }
 
-// boundToScores reports whether e is a name bound to a classifier's scores (predict_proba,
-// decision_function): then the labels come from predict where it was bound, not from a cut.
-func (in *Input) boundToScores(e *analysis.Expr) bool {
+// scoresCall returns the predict_proba or decision_function call the name e is bound to
+// (the crash line's last binding of it, in the cell or the history); nil otherwise.
+func (in *Input) scoresCall(e *analysis.Expr) *analysis.Expr {
 	if e.Kind != analysis.ExprName {
-		return false
+		return nil
 	}
 	s, _, ok := in.binding(e.Name, -1, in.crashLine())
 	if !ok {
+		return nil
+	}
+	for _, x := range walkExprs([]*analysis.Statement{s.stmt}, func(finding.Range) bool { return true }, func(x *analysis.Expr) bool {
+		return x.Kind == analysis.ExprCall && x.Value != nil && x.Value.Kind == analysis.ExprAttribute && (x.Value.Name == "predict_proba" || x.Value.Name == "decision_function")
+	}) {
+		return x
+	}
+	return nil
+}
+
+// scoresReadElsewhere reports whether the crash line binds names that two or more later
+// lines of the cell read: seen from a binding site, the scores bound there have readers
+// besides the metric that raised.
+func (in *Input) scoresReadElsewhere() bool {
+	if in.Facts == nil {
 		return false
 	}
-	return len(walkExprs([]*analysis.Statement{s.stmt}, func(finding.Range) bool { return true }, func(x *analysis.Expr) bool {
-		return x.Kind == analysis.ExprCall && x.Value != nil && x.Value.Kind == analysis.ExprAttribute && (x.Value.Name == "predict_proba" || x.Value.Name == "decision_function")
-	})) > 0
+	l := in.crashLine()
+	for _, d := range in.Facts.Defs {
+		if d.Range.Start.Line != l {
+			continue
+		}
+		readers := map[int]bool{}
+		for _, st := range analysis.CellStatements(in.Text) {
+			if st.StartLine <= l {
+				continue
+			}
+			for _, u := range st.Facts.Uses {
+				if u.Name == d.Name {
+					readers[st.StartLine] = true
+				}
+			}
+		}
+		if len(readers) >= 2 {
+			return true
+		}
+	}
+	return false
 }

@@ -42,11 +42,13 @@ func TypeChange(before, after map[string]string) string {
 }
 
 // dataTypes are the containers one repair may turn into one another: the same data
-// as a frame, a column, an array, a tensor or a list.
+// as a frame, a column, an array, a tensor or a list, or a lazy iterable of it (a map
+// made a list yields the same values, and can be read twice).
 var dataTypes = map[string]bool{
 	"pandas.core.frame.DataFrame": true, "pandas.core.series.Series": true, "numpy.ndarray": true,
 	"torch.Tensor": true, "torch.nn.parameter.Parameter": true, "list": true, "tuple": true,
-	"numpy.matrix": true,
+	"numpy.matrix": true, "map": true, "zip": true, "filter": true, "generator": true, "range": true,
+	"dict_keys": true, "dict_values": true, "dict_items": true,
 }
 
 // numberTypes are the scalars one repair may turn into one another.

@@ -40,7 +40,56 @@ func signatureGen(in *Input) []Candidate {
 	if m := multipleValuesRE.FindStringSubmatch(msg); m != nil {
 		return positionalToKeyword(in, m[1])
 	}
+	if strings.Contains(msg, "positional argument") && strings.Contains(msg, "were given") {
+		return extraPositional(in)
+	}
 	return nil
+}
+
+// maxExtraGuesses bounds the keyword-only parameters tried for a positional argument past
+// those the signature takes by position.
+const maxExtraGuesses = 4
+
+// extraPositional passes the one argument past the callee's positional parameters by name:
+// cross_val_score(model, X, y, 5) has three positional parameters, and 5 is each of its
+// keyword-only parameters that has no value yet in turn, in the signature's order; the
+// run keeps the one it works with (cv=5).
+func extraPositional(in *Input) []Candidate {
+	var out []Candidate
+	for _, sc := range in.signedCalls() {
+		c, e, ps := sc.call, sc.call.Expr, sc.params
+		n := 0
+		var kwOnly []string
+		given := map[string]bool{}
+		for _, k := range e.Keywords {
+			given[k.Name] = true
+		}
+		for _, p := range ps {
+			switch {
+			case p.variadic && p.positional:
+				n = -1 << 20 // *args takes any number
+			case p.positional:
+				n++
+			case !p.variadic && !given[p.name] && !strings.HasPrefix(p.name, "_"):
+				kwOnly = append(kwOnly, p.name)
+			}
+		}
+		if len(e.Args) != n+1 || e.Args[n].Starred {
+			continue
+		}
+		arg := e.Args[n]
+		for i, name := range kwOnly {
+			if i == maxExtraGuesses {
+				break
+			}
+			out = append(out, Candidate{
+				Fix: finding.Fix{Title: fmt.Sprintf("Pass %s by name: %s=%s (%s takes %d arguments by position)", arg.Text, name, arg.Text, c.Callee, n),
+					Edits: []finding.Edit{replaceAt(arg.Range, name+"="+arg.Text)}},
+				Keeps: fmt.Sprintf("the same value, given to %s's keyword-only parameter %s", c.Callee, name),
+			})
+		}
+	}
+	return out
 }
 
 // param is one parameter of a signature: its name and kind.
@@ -111,6 +160,26 @@ func (in *Input) calleeParams(c analysis.Call) ([]param, bool) {
 	}
 	ps := params(v.Signature)
 	return ps, len(ps) > 0
+}
+
+// signedCall is a call on the crash line and the parameters of its callee's signature.
+type signedCall struct {
+	call   analysis.Call
+	params []param
+}
+
+// signedCalls returns the crash line's calls whose callee's signature the kernel gave.
+func (in *Input) signedCalls() []signedCall {
+	var out []signedCall
+	for _, c := range in.callsOnLine(in.crashLine()) {
+		if c.Expr == nil {
+			continue
+		}
+		if ps, ok := in.calleeParams(c); ok {
+			out = append(out, signedCall{c, ps})
+		}
+	}
+	return out
 }
 
 // keywordBySignature renames an unexpected keyword to the callee's parameters that are
@@ -204,15 +273,8 @@ func keywordGuesses(kw string, pool []string) []string {
 // follows it.
 func positionalToKeyword(in *Input, dup string) []Candidate {
 	var out []Candidate
-	for _, c := range in.callsOnLine(in.crashLine()) {
-		e := c.Expr
-		if e == nil {
-			continue
-		}
-		ps, ok := in.calleeParams(c)
-		if !ok {
-			continue
-		}
+	for _, sc := range in.signedCalls() {
+		c, e, ps := sc.call, sc.call.Expr, sc.params
 		// A bound method's signature has no self; a plain function's first parameter is
 		// the first argument.
 		pos := -1
