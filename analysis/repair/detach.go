@@ -25,8 +25,6 @@ func init() {
 var (
 	requiresGradRE = regexp.MustCompile(`Can't call numpy\(\) on Tensor that requires grad`)
 	deviceNumpyRE  = regexp.MustCompile(`can't convert (\w+(?::\d+)?) device type tensor to numpy`)
-	// onDeviceRE tells, from the cell's text, that its tensors live on an accelerator.
-	onDeviceRE = regexp.MustCompile(`\.cuda\(|\.to\(\s*(device|['"]cuda|['"]mps|torch\.device)`)
 )
 
 func detachGen(in *Input) []Candidate {
@@ -39,7 +37,7 @@ func detachGen(in *Input) []Candidate {
 	// The .numpy() calls of the crash line whose tensor is not yet made convertible.
 	var edits []finding.Edit
 	var bases []string
-	accel := dev != nil || onDeviceRE.MatchString(codeOnly(in.Text))
+	accel := dev != nil || movesToDevice(in.Facts)
 	for _, e := range in.exprsOnLine(in.crashLine(), isNumpyCall) {
 		attr := e.Value
 		base := attr.Value
@@ -162,4 +160,34 @@ func needsParens(e *analysis.Expr) bool {
 		return false
 	}
 	return true
+}
+
+// movesToDevice tells, from the cell's syntax tree, that its tensors live on an
+// accelerator: a .cuda() call, or .to() of a device name, a "cuda" or "mps" string or a
+// torch.device(...).
+func movesToDevice(cf *analysis.CellFacts) bool {
+	if cf == nil {
+		return false
+	}
+	return len(walkExprs(cf.Statements, func(finding.Range) bool { return true }, func(e *analysis.Expr) bool {
+		if e.Kind != analysis.ExprCall || e.Value == nil || e.Value.Kind != analysis.ExprAttribute {
+			return false
+		}
+		switch e.Value.Name {
+		case "cuda":
+			return true
+		case "to":
+			if len(e.Args) == 0 {
+				return false
+			}
+			a := e.Args[0]
+			s, _ := a.Const.(string)
+			callee := ""
+			if a.Kind == analysis.ExprCall && a.Value != nil {
+				callee = calleeText(a)
+			}
+			return a.Kind == analysis.ExprName && a.Name == "device" || strings.HasPrefix(s, "cuda") || s == "mps" || callee == "torch.device"
+		}
+		return false
+	})) > 0
 }

@@ -29,7 +29,6 @@ var (
 	textNumberRE  = regexp.MustCompile(`(?:invalid literal for int\(\) with base 10|could not convert string to float): '([^']*)'`)
 	digitsRE      = regexp.MustCompile(`[0-9]`)
 	strAccessorRE = regexp.MustCompile(`Can only use \.str accessor with string values`)
-	astypeIntRE   = regexp.MustCompile(`\.astype\(\s*(int|'int'|"int"|'int64'|"int64"|np\.int64)\s*\)`)
 )
 
 func dtypeGen(in *Input) []Candidate {
@@ -67,10 +66,8 @@ func dtypeGen(in *Input) []Candidate {
 		}
 	}
 	if intNaNRE.MatchString(msg) {
-		l := in.crashLine()
-		line := lineAt(in.Text, l)
-		for _, m := range astypeIntRE.FindAllStringSubmatchIndex(line, -1) {
-			r := finding.Range{Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[2]])}, End: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[3]])}}
+		for _, c := range intCasts(in) {
+			r := c.Args[0].Range
 			out = append(out, Candidate{
 				Fix:   finding.Fix{Title: "Cast with the nullable 'Int64' dtype", Edits: []finding.Edit{replaceAt(r, "'Int64'")}},
 				Keeps: "the same integers; missing values stay missing (<NA>) instead of failing the cast",
@@ -225,16 +222,28 @@ func stripNumberText(in *Input, sample string) []Candidate {
 // missing: the same integers, the missing values staying missing. Any other text still
 // fails the cast, so nothing that is no number is hidden.
 func nanTextToInt(in *Input) []Candidate {
-	l := in.crashLine()
-	line := lineAt(in.Text, l)
-	q := quoteOf(line)
+	q := quoteOf(lineAt(in.Text, in.crashLine()))
 	var out []Candidate
-	for _, m := range astypeIntRE.FindAllStringSubmatchIndex(line, -1) {
-		r := finding.Range{Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[0]])}, End: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[1]])}}
+	for _, c := range intCasts(in) {
+		// From the dot before astype to the closing parenthesis.
+		r := finding.Range{Start: c.Value.Value.Range.End, End: c.Range.End}
 		out = append(out, Candidate{
 			Fix:   finding.Fix{Title: "Cast through float to the nullable 'Int64' dtype ('nan' stays missing)", Edits: []finding.Edit{replaceAt(r, ".astype(float).astype("+q+"Int64"+q+")")}},
 			Keeps: "the same integers; the text 'nan' (a missing value made text) becomes <NA> instead of failing the cast",
 		})
 	}
 	return out
+}
+
+// intCasts returns the crash line's casts to a plain integer dtype: .astype(int),
+// .astype("int64"), .astype(np.int64).
+func intCasts(in *Input) []*analysis.Expr {
+	return in.exprsOnLine(in.crashLine(), func(e *analysis.Expr) bool {
+		if e.Kind != analysis.ExprCall || e.Value == nil || e.Value.Kind != analysis.ExprAttribute || e.Value.Name != "astype" || e.Value.Value == nil || len(e.Args) != 1 || len(e.Keywords) != 0 {
+			return false
+		}
+		a := e.Args[0]
+		s, _ := a.Const.(string)
+		return a.Kind == analysis.ExprName && a.Name == "int" || s == "int" || s == "int64" || a.Text == "np.int64"
+	})
 }

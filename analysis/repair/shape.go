@@ -21,15 +21,14 @@ func init() {
 }
 
 var (
-	matmulRE      = regexp.MustCompile(`mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)`)
-	featuresRE    = regexp.MustCompile(`X has (\d+) features, but (\w+) is expecting (\d+) features`)
-	npReshapeRE   = regexp.MustCompile(`cannot reshape array of size (\d+) into shape \(([-\d, ]+)\)`)
-	torchViewRE   = regexp.MustCompile(`shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)`)
-	expected2DRE  = regexp.MustCompile(`Expected 2D array, got (1D array|scalar array) instead`)
-	yColumnRE     = regexp.MustCompile(`y should be a 1d array, got an array of shape \((\d+), (\d+)\)`)
-	inconsistent  = regexp.MustCompile(`inconsistent numbers of samples: \[([\d, ]+)\]`)
-	featureNames  = regexp.MustCompile(`feature names should match those that were passed during fit|Feature names unseen at fit time|Feature names must be in the same order`)
-	reshapeCallRE = regexp.MustCompile(`\.(reshape|view)\s*\(`)
+	matmulRE     = regexp.MustCompile(`mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)`)
+	featuresRE   = regexp.MustCompile(`X has (\d+) features, but (\w+) is expecting (\d+) features`)
+	npReshapeRE  = regexp.MustCompile(`cannot reshape array of size (\d+) into shape \(([-\d, ]+)\)`)
+	torchViewRE  = regexp.MustCompile(`shape '\[([-\d, ]+)\]' is invalid for input of size (\d+)`)
+	expected2DRE = regexp.MustCompile(`Expected 2D array, got (1D array|scalar array) instead`)
+	yColumnRE    = regexp.MustCompile(`y should be a 1d array, got an array of shape \((\d+), (\d+)\)`)
+	inconsistent = regexp.MustCompile(`inconsistent numbers of samples: \[([\d, ]+)\]`)
+	featureNames = regexp.MustCompile(`feature names should match those that were passed during fit|Feature names unseen at fit time|Feature names must be in the same order`)
 )
 
 func shapeGen(in *Input) []Candidate {
@@ -75,25 +74,32 @@ func shapeGen(in *Input) []Candidate {
 }
 
 var (
-	reduceAxisRE = regexp.MustCompile(`\.(mean|sum|std|var|max|min|median)\(\s*axis\s*=\s*(-?\d+)\s*\)`)
 	concatDimsRE = regexp.MustCompile(`array at index (\d+) has (\d+) dimension\(s\) and the array at index (\d+) has (\d+) dimension\(s\)`)
 )
 
 // keepDims keeps the reduced axis of a reduction on the crash line, so the result
 // broadcasts back against the array it came from (X - X.mean(axis=1)).
 func keepDims(in *Input) []Candidate {
-	l := in.crashLine()
-	line := lineAt(in.Text, l)
 	var out []Candidate
-	for _, m := range reduceAxisRE.FindAllStringSubmatchIndex(line, -1) {
-		p := finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[1]-1])}
+	for _, c := range in.exprsOnLine(in.crashLine(), func(e *analysis.Expr) bool {
+		return e.Kind == analysis.ExprCall && e.Value != nil && e.Value.Kind == analysis.ExprAttribute && reductions[e.Value.Name] &&
+			len(e.Args) == 0 && len(e.Keywords) == 1 && e.Keywords[0].Name == "axis"
+	}) {
+		if _, ok := constInt(c.Keywords[0].Value); !ok {
+			continue
+		}
+		p := c.Range.End
+		p.Character-- // before the closing parenthesis
 		out = append(out, Candidate{
-			Fix:   finding.Fix{Title: fmt.Sprintf("Keep the reduced axis (%s(..., keepdims=True))", line[m[2]:m[3]]), Edits: []finding.Edit{{Range: finding.Range{Start: p, End: p}, NewText: ", keepdims=True"}}},
+			Fix:   finding.Fix{Title: fmt.Sprintf("Keep the reduced axis (%s(..., keepdims=True))", c.Value.Name), Edits: []finding.Edit{{Range: finding.Range{Start: p, End: p}, NewText: ", keepdims=True"}}},
 			Keeps: "the same statistic, shaped so it broadcasts against the array it was computed from",
 		})
 	}
 	return out
 }
+
+// reductions are the methods that reduce an array along an axis.
+var reductions = map[string]bool{"mean": true, "sum": true, "std": true, "var": true, "max": true, "min": true, "median": true}
 
 // addAxis gives the array with fewer dimensions in a concatenation the missing axis
 // (np.concatenate([X, y], axis=1) with a 1-D y: y[:, None]).
@@ -210,21 +216,28 @@ func inferDim(in *Input, size int, dims []int) []Candidate {
 	if size <= 0 || len(dims) < 2 {
 		return nil
 	}
-	l := in.crashLine()
-	line := lineAt(in.Text, l)
-	loc := reshapeCallRE.FindStringIndex(line)
-	if loc == nil {
+	// The call's sizes, one per dimension the message names: a -1 already there is a "?" the
+	// message leaves out, and rewriting the sizes would drop a dimension.
+	var args []*analysis.Expr
+	kw := false
+	for _, c := range in.exprsOnLine(in.crashLine(), func(e *analysis.Expr) bool {
+		return e.Kind == analysis.ExprCall && e.Value != nil && e.Value.Kind == analysis.ExprAttribute && (e.Value.Name == "reshape" || e.Value.Name == "view")
+	}) {
+		args, kw = c.Args, len(c.Keywords) > 0
+		if len(args) == 1 && (args[0].Kind == analysis.ExprTuple || args[0].Kind == analysis.ExprList) {
+			args = args[0].Args
+		}
+		break
+	}
+	if len(args) != len(dims) || kw {
 		return nil
 	}
-	open := loc[1]
-	closeAt := matchingClose(line, open)
-	if closeAt < 0 {
-		return nil
+	for _, a := range args {
+		if v, ok := a.Const.(int64); a.Starred || ok && v < 0 || strings.TrimSpace(a.Text) == "-1" {
+			return nil
+		}
 	}
-	r := finding.Range{
-		Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:open])},
-		End:   finding.Position{Line: l, Character: analysis.UTF16Len(line[:closeAt])},
-	}
+	r := finding.Range{Start: args[0].Range.Start, End: args[len(args)-1].Range.End}
 	var out []Candidate
 	for _, keep := range []int{0, len(dims) - 1} {
 		if dims[keep] <= 0 || size%dims[keep] != 0 {
