@@ -137,6 +137,13 @@ func TestGeneralOperators(t *testing.T) {
 			map[string]facts.Value{"images": {Exists: true, Kind: facts.KindTensor, Shape: []int{64, 1, 28, 28}}}, "out = net(images.flatten(1))"},
 		{"images into an estimator", flattenGen, "clf.fit(X, y)", 0, "ValueError", "Found array with dim 3. LogisticRegression expected <= 2.",
 			map[string]facts.Value{"X": {Exists: true, Kind: facts.KindNDArray, Shape: []int{50, 8, 8}}}, "clf.fit(X.reshape(len(X), -1), y)"},
+		{"rows aligned by index", rowAlignGen, "m.fit(X, y)", 0, "ValueError", "Found input variables with inconsistent numbers of samples: [190, 200]",
+			map[string]facts.Value{"X": {Exists: true, Kind: facts.KindDataFrame, Shape: []int{190, 2}}, "y": {Exists: true, Kind: facts.KindSeries, Shape: []int{200}}}, "y = y.loc[X.index]\nm.fit(X, y)"},
+		{"arrays have no index", rowAlignGen, "m.fit(X, y)", 0, "ValueError", "Found input variables with inconsistent numbers of samples: [190, 200]",
+			map[string]facts.Value{"X": {Exists: true, Kind: facts.KindNDArray, Shape: []int{190, 2}}, "y": {Exists: true, Kind: facts.KindNDArray, Shape: []int{200}}}, ""},
+		{"parameters made to require grad", gradLeafGen, "w = torch.zeros(3)\nb = torch.zeros(1)\nloss = ((X @ w + b - y) ** 2).mean()\nloss.backward()\nw.data -= w.grad\nb.data -= b.grad", 3, "RuntimeError",
+			"element 0 of tensors does not require grad and does not have a grad_fn", nil,
+			"w = torch.zeros(3, requires_grad=True)\nb = torch.zeros(1, requires_grad=True)\nloss = ((X @ w + b - y) ** 2).mean()\nloss.backward()\nw.data -= w.grad\nb.data -= b.grad"},
 		{"features that do not flatten to the layer", flattenGen, "out = net(x)", 0, "RuntimeError", "mat1 and mat2 shapes cannot be multiplied (64x10 and 20x5)",
 			map[string]facts.Value{"x": {Exists: true, Kind: facts.KindTensor, Shape: []int{64, 10}}}, ""},
 	}

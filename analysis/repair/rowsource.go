@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/facts"
 	"github.com/premortem/premortem/finding"
 )
 
@@ -110,4 +111,45 @@ func (in *Input) rowCount(name string) int {
 		return *v.Len
 	}
 	return -1
+}
+
+// X filtered and y not, or the other way round, with both still pandas objects whose
+// index names their rows: X = X[X["income"] <= cap] in an earlier cell and then fit(X,
+// y). The longer side keeps the rows the shorter one kept, by index, before the crash
+// statement: y = y.loc[X.index]. Every later line of the cell reads the aligned pair.
+
+func init() {
+	register(family{name: "row-align", gen: rowAlignGen})
+}
+
+func rowAlignGen(in *Input) []Candidate {
+	if in.exception() != "ValueError" || !sizesDiffer(in.message()) || in.Facts == nil {
+		return nil
+	}
+	args := pairArgs(in)
+	if len(args) < 2 || args[0].Kind != analysis.ExprName || args[1].Kind != analysis.ExprName || args[0].Name == args[1].Name {
+		return nil
+	}
+	rows := func(e *analysis.Expr) int {
+		v, ok := in.value(e.Name)
+		if !ok || v.Kind != facts.KindDataFrame && v.Kind != facts.KindSeries || len(v.Shape) == 0 {
+			return -1
+		}
+		return v.Shape[0]
+	}
+	a, b := args[0], args[1]
+	ra, rb := rows(a), rows(b)
+	if ra < 0 || rb < 0 || ra == rb {
+		return nil
+	}
+	short, long := a, b
+	if ra > rb {
+		short, long = b, a
+	}
+	l := statementStart(in.Text, in.crashLine())
+	code := fmt.Sprintf("%s = %s.loc[%s.index]", long.Name, long.Name, short.Name)
+	return []Candidate{{
+		Fix:   finding.Fix{Title: fmt.Sprintf("Keep the rows of %s that %s kept: %s", long.Name, short.Name, code), Edits: []finding.Edit{insertBefore(in.Text, l, code)}},
+		Keeps: fmt.Sprintf("%s and %s describe the same rows again, matched by index; %s's rows that %s dropped go", short.Name, long.Name, long.Name, short.Name),
+	}}
 }
