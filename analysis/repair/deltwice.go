@@ -2,7 +2,6 @@ package repair
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
@@ -18,8 +17,6 @@ func init() {
 	register(family{name: "deleted-twice", gen: delTwiceGen})
 }
 
-var delKeyRE = regexp.MustCompile(`^del\s+([A-Za-z_][A-Za-z0-9_.]*)\[\s*(['"][^'"]+['"])\s*\]\s*$`)
-
 func delTwiceGen(in *Input) []Candidate {
 	if in.exception() != "KeyError" {
 		return nil
@@ -27,15 +24,14 @@ func delTwiceGen(in *Input) []Candidate {
 	l := in.crashLine()
 	line := lineAt(in.Text, l)
 	stmt := strings.TrimSpace(stripComment(line))
-	m := delKeyRE.FindStringSubmatch(stmt)
-	if m == nil {
+	obj, key, ok := deletedKey(stmt)
+	if !ok {
 		return nil // a drop run twice: removal.go
 	}
-	obj, key := m[1], m[2]
 	ran := -1
 	for _, h := range in.History {
 		for _, hl := range lines(h.Text) {
-			if t := strings.TrimSpace(stripComment(hl)); t == stmt || delKeyRE.FindStringSubmatch(t) != nil && sameDeletion(t, obj, key) {
+			if t := strings.TrimSpace(stripComment(hl)); t == stmt || sameDeletion(t, obj, key) {
 				ran = h.Index
 			}
 		}
@@ -55,8 +51,23 @@ func delTwiceGen(in *Input) []Candidate {
 }
 
 func sameDeletion(stmt, obj, key string) bool {
-	m := delKeyRE.FindStringSubmatch(stmt)
-	return m != nil && m[1] == obj && strings.Trim(m[2], `'"`) == strings.Trim(key, `'"`)
+	o, k, ok := deletedKey(stmt)
+	return ok && o == obj && strings.Trim(k, `'"`) == strings.Trim(key, `'"`)
+}
+
+// deletedKey parses, on the syntax tree, a statement `del obj["key"]` (obj a name or a
+// dotted name, the key a string literal) into obj and the key as written.
+func deletedKey(stmt string) (string, string, bool) {
+	f := analysis.ParseCell(stmt)
+	if len(f.SyntaxErrors) > 0 || len(f.Statements) != 1 || f.Statements[0].Kind != analysis.StmtDelete || len(f.Statements[0].Targets) != 1 {
+		return "", "", false
+	}
+	t := f.Statements[0].Targets[0]
+	if t.Kind != analysis.ExprSubscript || t.Value == nil || t.Index == nil || !isPlainString(t.Index) {
+		return "", "", false
+	}
+	obj, ok := t.Value.Chain()
+	return obj, t.Index.Text, ok
 }
 
 // deletionKept reports whether a fix leaves a failing `del` statement as it is: deleting

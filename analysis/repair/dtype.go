@@ -113,12 +113,51 @@ func convertTensorArgs(in *Input, suffix, title string, lastFirst bool) []Candid
 			continue
 		}
 		seen[a.Text] = true
+		if c, ok := dtypeWhereMade(in, a, suffix); ok {
+			// Made with the wrong dtype written out: the root cause, repaired where it is,
+			// so every later use gets the right dtype too.
+			out = append(out, c)
+			continue
+		}
 		out = append(out, Candidate{
 			Fix:   finding.Fix{Title: fmt.Sprintf(title, a.Text), Edits: []finding.Edit{replaceAt(a.Range, a.Text+suffix)}},
 			Keeps: "the same values in the dtype (or on the device) the operation needs",
 		})
 	}
 	return out
+}
+
+// madeDtypes are the dtypes .long() and .float() convert to, as a factory's dtype= writes them.
+var madeDtypes = map[string]string{".long()": "torch.long", ".float()": "torch.float32"}
+
+// dtypeWhereMade rewrites the dtype= keyword of the torch factory that made the tensor a
+// (token_ids = torch.tensor(ids, dtype=torch.float32) for an Embedding) to the dtype the
+// conversion suffix gives; false when a is not a name so made.
+func dtypeWhereMade(in *Input, a *analysis.Expr, suffix string) (Candidate, bool) {
+	want := madeDtypes[suffix]
+	if a.Kind != analysis.ExprName || want == "" {
+		return Candidate{}, false
+	}
+	b, ok := in.assignedAbove(a.Name)
+	if !ok || b.value.Kind != analysis.ExprCall || !strings.HasPrefix(calleeText(b.value), "torch.") {
+		return Candidate{}, false
+	}
+	for _, k := range b.value.Keywords {
+		if k.Name != "dtype" || k.Value == nil || !strings.HasPrefix(k.Value.Text, "torch.") || k.Value.Text == want {
+			continue
+		}
+		e := replaceAt(k.Value.Range, want)
+		e.Cell = b.cell
+		title := fmt.Sprintf("Make %s with dtype=%s where it is made", a.Name, want)
+		if b.cell != "" {
+			title += fmt.Sprintf(" in cell %d (run it again)", b.index+1)
+		}
+		return Candidate{
+			Fix:   finding.Fix{Title: title, Edits: []finding.Edit{e}},
+			Keeps: fmt.Sprintf("the same values of %s, made in the dtype every use of it needs (it was made %s)", a.Name, k.Value.Text),
+		}, true
+	}
+	return Candidate{}, false
 }
 
 func toTensor(in *Input) []Candidate {

@@ -144,6 +144,10 @@ func TestGeneralOperators(t *testing.T) {
 		{"parameters made to require grad", gradLeafGen, "w = torch.zeros(3)\nb = torch.zeros(1)\nloss = ((X @ w + b - y) ** 2).mean()\nloss.backward()\nw.data -= w.grad\nb.data -= b.grad", 3, "RuntimeError",
 			"element 0 of tensors does not require grad and does not have a grad_fn", nil,
 			"w = torch.zeros(3, requires_grad=True)\nb = torch.zeros(1, requires_grad=True)\nloss = ((X @ w + b - y) ** 2).mean()\nloss.backward()\nw.data -= w.grad\nb.data -= b.grad"},
+		{"scores from labels", scoresForColumnsGen, "auc = roc_auc_score(y, clf.predict(X)[:, 1])", 0, "IndexError", "too many indices for array: array is 1-dimensional, but 2 were indexed", nil,
+			"auc = roc_auc_score(y, clf.predict_proba(X)[:, 1])"},
+		{"scores from bound labels", scoresForColumnsGen, "p = clf.predict(X)\nauc = roc_auc_score(y, p[:, 1])", 1, "IndexError", "too many indices for array: array is 1-dimensional, but 2 were indexed", nil,
+			"p = clf.predict_proba(X)\nauc = roc_auc_score(y, p[:, 1])"},
 		{"features that do not flatten to the layer", flattenGen, "out = net(x)", 0, "RuntimeError", "mat1 and mat2 shapes cannot be multiplied (64x10 and 20x5)",
 			map[string]facts.Value{"x": {Exists: true, Kind: facts.KindTensor, Shape: []int{64, 10}}}, ""},
 	}

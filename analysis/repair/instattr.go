@@ -2,7 +2,6 @@ package repair
 
 import (
 	"fmt"
-	"regexp"
 
 	"github.com/premortem/premortem/analysis"
 	"github.com/premortem/premortem/finding"
@@ -69,11 +68,34 @@ func instAttrWanted(in *Input) []string {
 	return out
 }
 
-// selfAssigned reports whether a cell of the history assigns self.name (in a method).
+// selfAssigned reports whether a cell of the history assigns self.name (or an item of it)
+// in a method, on the syntax tree.
 func selfAssigned(hist []Cell, name string) bool {
-	re := regexp.MustCompile(`(?m)^\s+self\.` + regexp.QuoteMeta(name) + `\s*(?:\[[^\]]*\])?\s*=[^=]`)
+	var walk func(ss []*analysis.Statement, inDef bool) bool
+	walk = func(ss []*analysis.Statement, inDef bool) bool {
+		for _, st := range ss {
+			if inDef && (st.Kind == analysis.StmtAssign || st.Kind == analysis.StmtAugAssign || st.Kind == analysis.StmtAnnAssign) {
+				for _, t := range st.Targets {
+					if t.Kind == analysis.ExprSubscript {
+						t = t.Value
+					}
+					if t != nil && t.Kind == analysis.ExprAttribute && t.Name == name && t.Value != nil && t.Value.Kind == analysis.ExprName && t.Value.Name == "self" {
+						return true
+					}
+				}
+			}
+			if walk(st.Body, inDef || st.Kind == analysis.StmtDef) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, h := range hist {
-		if re.MatchString(h.Text) {
+		f := h.Facts
+		if f == nil {
+			f = analysis.ParseCell(h.Text)
+		}
+		if walk(f.Statements, false) {
 			return true
 		}
 	}

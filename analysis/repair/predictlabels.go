@@ -162,3 +162,42 @@ func (in *Input) scoresReadElsewhere() bool {
 	}
 	return false
 }
+
+// The other way round: a column of scores taken from labels. predict gives one label per
+// row, so clf.predict(X)[:, 1] indexes a 1-D array with two indices ("too many indices for
+// array: array is 1-dimensional, but 2 were indexed"); the column of class 1 is in
+// predict_proba(X). On the crash line, or where the name it indexes was bound to predict.
+
+func init() {
+	register(family{name: "scores-for-columns", gen: scoresForColumnsGen})
+}
+
+func scoresForColumnsGen(in *Input) []Candidate {
+	if in.exception() != "IndexError" || !strings.Contains(in.message(), "too many indices") {
+		return nil
+	}
+	var out []Candidate
+	for _, s := range in.exprsOnLine(in.crashLine(), func(e *analysis.Expr) bool {
+		return e.Kind == analysis.ExprSubscript && e.Index != nil && e.Index.Kind == analysis.ExprTuple && e.Value != nil
+	}) {
+		call := s.Value
+		var cell string
+		if call.Kind == analysis.ExprName {
+			b, ok := in.assignedAbove(call.Name)
+			if !ok {
+				continue
+			}
+			call, cell = b.value, b.cell
+		}
+		if call.Kind != analysis.ExprCall || call.Value == nil || call.Value.Kind != analysis.ExprAttribute || call.Value.Name != "predict" {
+			continue
+		}
+		e := replaceAt(call.Value.NameRange, "predict_proba")
+		e.Cell = cell
+		out = append(out, Candidate{
+			Fix:   finding.Fix{Title: fmt.Sprintf("Take the scores from %s.predict_proba (predict gives one label per row)", call.Value.Value.Text), Edits: []finding.Edit{e}},
+			Keeps: "the same classifier and rows; the columns indexed are its probabilities per class",
+		})
+	}
+	return out
+}
