@@ -123,14 +123,14 @@ func labelPool(in *Input) []string {
 	if in.Inspection == nil {
 		return pool
 	}
-	line := lineAt(in.Text, in.crashLine())
+	read := in.namesOnLine(in.crashLine())
 	names := make([]string, 0, len(in.Inspection.Values))
 	for n := range in.Inspection.Values {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if regexp.MustCompile(`\b` + regexp.QuoteMeta(n) + `\b`).MatchString(line) {
+		if read[n] {
 			add(in.Inspection.Values[n])
 		}
 	}
@@ -321,7 +321,7 @@ func otherFrame(in *Input, key string) []Candidate {
 		if hasColumn(v, key) {
 			continue
 		}
-		uses := findIdent(in.Text, in.crashLine(), obj)
+		uses := in.nameRanges(in.crashLine(), obj)
 		if len(uses) == 0 || !strings.Contains(line, "'"+key+"'") && !strings.Contains(line, `"`+key+`"`) {
 			continue
 		}
@@ -334,7 +334,7 @@ func otherFrame(in *Input, key string) []Candidate {
 		}
 		for _, alt := range frames {
 			av, _ := in.value(alt)
-			if alt == obj || !hasColumn(av, key) || len(findIdent(in.Text, in.crashLine(), alt)) > 0 {
+			if alt == obj || !hasColumn(av, key) || len(in.nameRanges(in.crashLine(), alt)) > 0 {
 				continue
 			}
 			all := true
@@ -357,36 +357,54 @@ func otherFrame(in *Input, key string) []Candidate {
 	return out
 }
 
-// findIdent returns the ranges of identifier id as a whole word on line l (not after a dot).
-func findIdent(text string, l int, id string) []finding.Range {
-	line := lineAt(text, l)
+// nameRanges returns the ranges of the name id where line l reads it (not an attribute
+// after a dot, nor inside a string), on the syntax tree.
+func (in *Input) nameRanges(l int, id string) []finding.Range {
 	var out []finding.Range
-	re := regexp.MustCompile(`(^|[^.\w])(` + regexp.QuoteMeta(id) + `)\b`)
-	for _, m := range re.FindAllStringSubmatchIndex(stripStrings(line), -1) {
-		out = append(out, finding.Range{
-			Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[4]])},
-			End:   finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[5]])},
-		})
+	for _, e := range in.exprsOnLine(l, func(e *analysis.Expr) bool { return e.Kind == analysis.ExprName && e.Name == id }) {
+		if e.Range.Start.Line == l {
+			out = append(out, e.Range)
+		}
 	}
 	return out
 }
 
-var onKeywordRE = regexp.MustCompile(`\bon\s*=\s*(['"])([^'"]+)['"]`)
+// namesOnLine returns the names line l reads and the dotted chains it reads (df,
+// model.predict), on the syntax tree.
+func (in *Input) namesOnLine(l int) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range in.exprsOnLine(l, func(e *analysis.Expr) bool {
+		return e.Kind == analysis.ExprName || e.Kind == analysis.ExprAttribute
+	}) {
+		if c, ok := e.Chain(); ok {
+			out[c] = true
+		}
+	}
+	return out
+}
 
 // mergeKeys joins on differently named key columns: `orders.merge(customers,
 // on='customer_id')` where orders calls it cust_id becomes left_on='cust_id',
 // right_on='customer_id'.
 func mergeKeys(in *Input, key string) []Candidate {
-	line := lineAt(in.Text, in.crashLine())
-	m := onKeywordRE.FindStringSubmatchIndex(line)
-	if m == nil || line[m[4]:m[5]] != key || !strings.Contains(line, "merge(") {
+	var on *analysis.Keyword
+	for _, c := range in.exprsOnLine(in.crashLine(), func(e *analysis.Expr) bool {
+		return e.Kind == analysis.ExprCall && e.Value != nil && e.Value.Name == "merge"
+	}) {
+		for i, k := range c.Keywords {
+			if v, _ := k.Value.Const.(string); k.Name == "on" && isPlainString(k.Value) && v == key {
+				on = &c.Keywords[i]
+			}
+		}
+	}
+	if on == nil {
 		return nil
 	}
 	var out []Candidate
-	frames := frameNames(in)
-	for _, left := range frames {
+	read := in.namesOnLine(in.crashLine())
+	for _, left := range frameNames(in) {
 		lv, _ := in.value(left)
-		if hasColumn(lv, key) || !regexp.MustCompile(`\b`+regexp.QuoteMeta(left)+`\b`).MatchString(line) {
+		if hasColumn(lv, key) || !read[left] {
 			continue
 		}
 		var pool []string
@@ -396,10 +414,9 @@ func mergeKeys(in *Input, key string) []Candidate {
 			}
 		}
 		for _, n := range keyLike(key, pool) {
-			q := line[m[2]:m[3]]
-			r := finding.Range{Start: finding.Position{Line: in.crashLine(), Character: analysis.UTF16Len(line[:m[0]])}, End: finding.Position{Line: in.crashLine(), Character: analysis.UTF16Len(line[:m[1]])}}
+			q := on.Value.Text[:1]
 			out = append(out, Candidate{
-				Fix:   finding.Fix{Title: fmt.Sprintf("Join %s's '%s' to '%s' (left_on/right_on)", left, n, key), Edits: []finding.Edit{replaceAt(r, "left_on="+q+n+q+", right_on="+q+key+q)}},
+				Fix:   finding.Fix{Title: fmt.Sprintf("Join %s's '%s' to '%s' (left_on/right_on)", left, n, key), Edits: []finding.Edit{replaceAt(on.Range, "left_on="+q+n+q+", right_on="+q+key+q)}},
 				Keeps: fmt.Sprintf("%s names the key '%s'; the other frame names it '%s'; the join is the same", left, n, key),
 			})
 		}
@@ -428,8 +445,6 @@ func keyLike(key string, pool []string) []string {
 	return out
 }
 
-var dropListRE = regexp.MustCompile(`\.drop\(\s*(?:columns\s*=\s*)?\[([^\]]*)\]`)
-
 // keptInHistory keeps the column where an earlier cell dropped it among others, so the cell
 // that needs it finds it: the drop list loses that one label (the earlier cell is edited and
 // re-run, verification re-running the cells after it).
@@ -437,36 +452,45 @@ func keptInHistory(in *Input, key string) []Candidate {
 	var out []Candidate
 	for i := len(in.History) - 1; i >= 0; i-- {
 		h := in.History[i]
-		for l, line := range lines(h.Text) {
-			code := stripComment(line)
-			for _, m := range dropListRE.FindAllStringSubmatchIndex(code, -1) {
-				list := code[m[2]:m[3]]
-				items := strings.Split(list, ",")
-				if len(items) < 2 {
-					continue // dropping only that column: keeping it undoes the cell's purpose
+		f := h.Facts
+		if f == nil {
+			f = analysis.ParseCell(h.Text)
+		}
+		// The list of a .drop([...]) or .drop(columns=[...]) call.
+		for _, c := range walkExprs(f.Statements, func(finding.Range) bool { return true }, func(e *analysis.Expr) bool {
+			return e.Kind == analysis.ExprCall && e.Value != nil && e.Value.Kind == analysis.ExprAttribute && e.Value.Name == "drop"
+		}) {
+			var list *analysis.Expr
+			if len(c.Args) > 0 && c.Args[0].Kind == analysis.ExprList {
+				list = c.Args[0]
+			}
+			for _, k := range c.Keywords {
+				if k.Name == "columns" && k.Value != nil && k.Value.Kind == analysis.ExprList {
+					list = k.Value
 				}
-				var kept []string
-				found := false
-				for _, it := range items {
-					t := strings.TrimSpace(it)
-					if strings.Trim(t, `'"`) == key && len(t) >= 2 {
-						found = true
-						continue
-					}
-					kept = append(kept, t)
-				}
-				if !found {
+			}
+			if list == nil || len(list.Args) < 2 {
+				continue // dropping only that column: keeping it undoes the cell's purpose
+			}
+			var kept []string
+			found := false
+			for _, it := range list.Args {
+				if v, _ := it.Const.(string); isPlainString(it) && v == key {
+					found = true
 					continue
 				}
-				r := finding.Range{Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[2]])}, End: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[3]])}}
-				e := replaceAt(r, strings.Join(kept, ", "))
-				e.Cell = h.ID
-				out = append(out, Candidate{
-					Fix:   finding.Fix{Title: fmt.Sprintf("Keep '%s' in cell %d's drop (run it again)", key, h.Index+1), Edits: []finding.Edit{e}},
-					Keeps: fmt.Sprintf("cell %d drops '%s' with other columns; this cell needs it", h.Index+1, key),
-				})
-				return out
+				kept = append(kept, it.Text)
 			}
+			if !found {
+				continue
+			}
+			e := replaceAt(list.Range, "["+strings.Join(kept, ", ")+"]")
+			e.Cell = h.ID
+			out = append(out, Candidate{
+				Fix:   finding.Fix{Title: fmt.Sprintf("Keep '%s' in cell %d's drop (run it again)", key, h.Index+1), Edits: []finding.Edit{e}},
+				Keeps: fmt.Sprintf("cell %d drops '%s' with other columns; this cell needs it", h.Index+1, key),
+			})
+			return out
 		}
 	}
 	return out
