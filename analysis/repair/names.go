@@ -1,10 +1,12 @@
 package repair
 
 import (
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/premortem/premortem/analysis"
+	"github.com/premortem/premortem/finding"
 )
 
 // nearest returns the names of pool that the wrong name most likely meant, best first:
@@ -100,22 +102,37 @@ func distance(a, b string) int {
 	return d[len(ra)][len(rb)]
 }
 
-// renameRE finds the pairs of a rename mapping: rename(columns={'sqft': 'area', ...}).
-var (
-	renameCallRE = regexp.MustCompile(`\.rename\s*\(\s*(?:columns\s*=\s*)?\{([^}]*)\}`)
-	pairRE       = regexp.MustCompile(`['"]([^'"]+)['"]\s*:\s*['"]([^'"]+)['"]`)
-	columnsSetRE = regexp.MustCompile(`\.columns\s*=\s*\[([^\]]*)\]`)
-)
-
 // renames returns what the history renamed each column to (the last rename wins), from
-// rename(columns={...}) calls. A rename that got undone (a -> b -> a) maps a to itself and is
-// dropped.
+// rename(columns={...}) and rename({...}, axis=1) calls, read on the syntax tree. A rename
+// that got undone (a -> b -> a) maps a to itself and is dropped.
 func renames(hist []Cell) map[string]string {
 	m := map[string]string{}
 	for _, c := range hist {
-		for _, call := range renameCallRE.FindAllStringSubmatch(c.Text, -1) {
-			for _, p := range pairRE.FindAllStringSubmatch(call[1], -1) {
-				old, nw := p[1], p[2]
+		f := c.Facts
+		if f == nil {
+			f = analysis.ParseCell(c.Text)
+		}
+		for _, call := range walkExprs(f.Statements, func(finding.Range) bool { return true }, func(e *analysis.Expr) bool {
+			return e.Kind == analysis.ExprCall && e.Value != nil && e.Value.Kind == analysis.ExprAttribute && e.Value.Name == "rename"
+		}) {
+			var d *analysis.Expr
+			if len(call.Args) > 0 && call.Args[0].Kind == analysis.ExprDict {
+				d = call.Args[0]
+			}
+			for _, k := range call.Keywords {
+				if k.Name == "columns" && k.Value != nil && k.Value.Kind == analysis.ExprDict {
+					d = k.Value
+				}
+			}
+			if d == nil {
+				continue
+			}
+			for i := 0; i+1 < len(d.Args); i += 2 {
+				old, ok1 := d.Args[i].Const.(string)
+				nw, ok2 := d.Args[i+1].Const.(string)
+				if !ok1 || !ok2 || d.Args[i].Kind != analysis.ExprConst || d.Args[i+1].Kind != analysis.ExprConst {
+					continue
+				}
 				for k, v := range m {
 					if v == old {
 						m[k] = nw
