@@ -2,7 +2,6 @@ package repair
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/premortem/premortem/analysis"
@@ -55,13 +54,16 @@ func overwrittenGen(in *Input) []Candidate {
 	b := in.History[last]
 	// The later cell built the object the message names (MinMaxScaler()), the earlier one
 	// something else: otherwise the name was not reused, it never had the attribute.
-	classRE := regexp.MustCompile(`\b` + regexp.QuoteMeta(class) + `\b`)
-	if !classRE.MatchString(b.Text) || classRE.MatchString(in.History[earlier].Text) {
-		return nil
-	}
 	bf := b.Facts
 	if bf == nil {
 		bf = analysis.ParseCell(b.Text)
+	}
+	ef := in.History[earlier].Facts
+	if ef == nil {
+		ef = analysis.ParseCell(in.History[earlier].Text)
+	}
+	if !namesIn(bf)[class] || namesIn(ef)[class] {
+		return nil
 	}
 	for _, u := range bf.Uses {
 		if u.Name == obj {
@@ -83,14 +85,13 @@ func overwrittenGen(in *Input) []Candidate {
 	if fresh == "" {
 		return nil
 	}
+	// Every occurrence of obj as a name of its own in that cell (not an attribute, a string
+	// or a keyword argument's name), bound or read.
 	var edits []finding.Edit
-	for l, line := range lines(b.Text) {
-		for _, r := range identOccurrences(line, obj) {
-			edits = append(edits, finding.Edit{Cell: b.ID, Range: finding.Range{
-				Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:r[0]])},
-				End:   finding.Position{Line: l, Character: analysis.UTF16Len(line[:r[1]])},
-			}, NewText: fresh})
-		}
+	for _, e := range walkExprs(bf.Statements, func(finding.Range) bool { return true }, func(e *analysis.Expr) bool {
+		return e.Kind == analysis.ExprName && e.Name == obj
+	}) {
+		edits = append(edits, finding.Edit{Cell: b.ID, Range: e.Range, NewText: fresh})
 	}
 	if len(edits) == 0 {
 		return nil
@@ -143,9 +144,8 @@ func freshName(in *Input, base string) string {
 		if in.inNamespace(n) || analysis.IsBuiltin(n) {
 			return true
 		}
-		re := regexp.MustCompile(`\b` + regexp.QuoteMeta(n) + `\b`)
 		for _, t := range texts {
-			if re.MatchString(t) {
+			if namesIn(analysis.ParseCell(t))[n] {
 				return true
 			}
 		}
@@ -163,41 +163,25 @@ func freshName(in *Input, base string) string {
 	return ""
 }
 
-// identOccurrences returns the byte spans of name on line as an identifier of its own
-// (not an attribute, not inside a string or comment, not a keyword argument's name).
-func identOccurrences(line, name string) [][2]int {
-	code := blankStrings(line)
-	var out [][2]int
-	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(name) + `\b`)
-	for _, m := range re.FindAllStringIndex(code, -1) {
-		before := strings.TrimRight(code[:m[0]], " \t")
-		after := strings.TrimLeft(code[m[1]:], " \t")
-		if strings.HasSuffix(before, ".") {
-			continue
+// namesIn returns every name a cell binds or reads, at any depth, and every part of the
+// attribute chains it reads (MinMaxScaler in preprocessing.MinMaxScaler()).
+func namesIn(cf *analysis.CellFacts) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range cf.Defs {
+		out[d.Name] = true
+	}
+	for _, u := range cf.Uses {
+		out[u.Name] = true
+	}
+	for _, a := range cf.Attrs {
+		for _, p := range a.Parts {
+			out[p] = true
 		}
-		if (strings.HasSuffix(before, "(") || strings.HasSuffix(before, ",")) && strings.HasPrefix(after, "=") && !strings.HasPrefix(after, "==") {
-			continue
-		}
-		out = append(out, [2]int{m[0], m[1]})
+	}
+	for _, e := range walkExprs(cf.Statements, func(finding.Range) bool { return true }, func(e *analysis.Expr) bool {
+		return e.Kind == analysis.ExprName || e.Kind == analysis.ExprAttribute
+	}) {
+		out[e.Name] = true
 	}
 	return out
-}
-
-// blankStrings replaces what string literals and a comment hold with spaces, keeping every
-// byte offset.
-func blankStrings(line string) string {
-	b := []byte(line)
-	scanCode(line, func(i int, c byte, inString bool) bool {
-		switch {
-		case inString:
-			b[i] = ' '
-		case c == '#':
-			for k := i; k < len(b); k++ {
-				b[k] = ' '
-			}
-			return false
-		}
-		return true
-	})
-	return string(b)
 }

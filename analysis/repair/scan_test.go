@@ -5,25 +5,22 @@ import (
 	"testing"
 )
 
-// TestQuoteScanners: the four line helpers built on scanCode see through strings, escapes
-// and comments alike.
+// TestQuoteScanners: the line helpers built on scanCode see through strings, escapes and
+// comments alike.
 func TestQuoteScanners(t *testing.T) {
 	tests := []struct {
-		line, stripped, blanked string
-		delta                   int
+		line, stripped string
+		delta          int
 	}{
-		{`x = f(a, "b # (")  # g(`, `x = f(a, "b # (")  `, `x = f(a, "     ")      `, 0},
-		{`s = 'it\'s (' + t[`, `s = 'it\'s (' + t[`, `s = '       ' + t[`, 1},
-		{`d = {"a": "\\"} # }`, `d = {"a": "\\"} `, `d = {" ": "  "}    `, 0},
-		{`open('x` + "\\", `open('x` + "\\", `open('  `, 1},
-		{`# (`, ``, `   `, 0},
+		{`x = f(a, "b # (")  # g(`, `x = f(a, "b # (")  `, 0},
+		{`s = 'it\'s (' + t[`, `s = 'it\'s (' + t[`, 1},
+		{`d = {"a": "\\"} # }`, `d = {"a": "\\"} `, 0},
+		{`open('x` + "\\", `open('x` + "\\", 1},
+		{`# (`, ``, 0},
 	}
 	for _, tt := range tests {
 		if got := stripComment(tt.line); got != tt.stripped {
 			t.Errorf("stripComment(%q) = %q, want %q", tt.line, got, tt.stripped)
-		}
-		if got := blankStrings(tt.line); got != tt.blanked {
-			t.Errorf("blankStrings(%q) = %q, want %q", tt.line, got, tt.blanked)
 		}
 		if got := bracketDelta(tt.line); got != tt.delta {
 			t.Errorf("bracketDelta(%q) = %d, want %d", tt.line, got, tt.delta)
