@@ -27,7 +27,6 @@ var trainingNames = [][2]string{
 
 var (
 	usesRE         = regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_]*)\.(transform|predict|predict_proba|predict_log_proba|decision_function|score|inverse_transform|kneighbors|get_feature_names_out)\s*\(`)
-	fitRE          = regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_]*)\.(fit|fit_transform|fit_predict)\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)`)
 	notFittedMsgRE = regexp.MustCompile(`This (\w+) instance is not fitted`)
 )
 
@@ -36,10 +35,8 @@ func notFittedWanted(in *Input) []string {
 	for _, p := range trainingNames {
 		out = append(out, p[0], p[1])
 	}
-	for _, h := range in.History {
-		for _, m := range fitRE.FindAllStringSubmatch(h.Text, -1) {
-			out = append(out, m[1])
-		}
+	for _, c := range historyFitCalls(in) {
+		out = append(out, c.Value.Value.Name)
 	}
 	return out
 }
@@ -50,51 +47,44 @@ type historyFit struct {
 	args        []string
 }
 
+// historyFitCalls returns the history's calls est.fit(...), est.fit_transform(...) and
+// est.fit_predict(...) on a named estimator, in execution order, on the syntax tree.
+func historyFitCalls(in *Input) []*analysis.Expr {
+	var out []*analysis.Expr
+	for _, h := range in.History {
+		f := h.Facts
+		if f == nil {
+			f = analysis.ParseCell(h.Text)
+		}
+		out = append(out, walkExprs(f.Statements, func(finding.Range) bool { return true }, func(e *analysis.Expr) bool {
+			return e.Kind == analysis.ExprCall && e.Value != nil && e.Value.Kind == analysis.ExprAttribute && fitMethods[e.Value.Name] &&
+				e.Value.Name != "partial_fit" && e.Value.Value != nil && e.Value.Value.Kind == analysis.ExprName
+		})...)
+	}
+	return out
+}
+
 func historyFits(in *Input) []historyFit {
 	var out []historyFit
-	for _, h := range in.History {
-		for _, m := range fitRE.FindAllStringSubmatch(stripComment(h.Text), -1) {
-			hf := historyFit{recv: m[1], args: splitArgs(m[3])}
-			if v, ok := in.value(m[1]); ok && v.Estimator != nil {
-				hf.class = v.Estimator.Class
-			}
-			out = append(out, hf)
+	for _, c := range historyFitCalls(in) {
+		recv := c.Value.Value.Name
+		hf := historyFit{recv: recv}
+		for _, a := range c.Args {
+			hf.args = append(hf.args, a.Text)
 		}
+		if v, ok := in.value(recv); ok && v.Estimator != nil {
+			hf.class = v.Estimator.Class
+		}
+		out = append(out, hf)
 	}
 	return out
 }
-
-// splitArgs splits a call's argument text at top-level commas, dropping keywords.
-func splitArgs(s string) []string {
-	var out []string
-	depth, start := 0, 0
-	for i := 0; i <= len(s); i++ {
-		if i == len(s) || (s[i] == ',' && depth == 0) {
-			a := strings.TrimSpace(s[start:i])
-			if a != "" && !regexp.MustCompile(`^\w+\s*=[^=]`).MatchString(a) {
-				out = append(out, a)
-			}
-			start = i + 1
-			continue
-		}
-		switch s[i] {
-		case '(', '[', '{':
-			depth++
-		case ')', ']', '}':
-			depth--
-		}
-	}
-	return out
-}
-
-// fitReturnRE finds `X = est.fit(...)`: fit returns the estimator, not the data.
-var fitReturnRE = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*[A-Za-z_][A-Za-z0-9_]*\.(fit)\(`)
 
 // fitReturned repairs data that became an estimator: an argument on the crash line holds
-// an estimator because an earlier cell assigned fit's return value to it; that cell calls
-// fit_transform instead, which returns the transformed data.
+// an estimator because an earlier cell assigned fit's return value to it (X = est.fit(...):
+// fit returns the estimator, not the data); that cell calls fit_transform instead, which
+// returns the transformed data.
 func fitReturned(in *Input) []Candidate {
-	var out []Candidate
 	for _, c := range in.callsOnLine(in.crashLine()) {
 		if c.Expr == nil {
 			continue
@@ -106,23 +96,29 @@ func fitReturned(in *Input) []Candidate {
 			}
 			for i := len(in.History) - 1; i >= 0; i-- {
 				h := in.History[i]
-				for l, line := range lines(h.Text) {
-					m := fitReturnRE.FindStringSubmatchIndex(stripComment(line))
-					if m == nil || line[m[2]:m[3]] != a.Text {
+				f := h.Facts
+				if f == nil {
+					f = analysis.ParseCell(h.Text)
+				}
+				for _, st := range f.Statements {
+					if st.Kind != analysis.StmtAssign || len(st.Targets) != 1 || st.Targets[0].Kind != analysis.ExprName || st.Targets[0].Name != a.Text {
 						continue
 					}
-					r := finding.Range{Start: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[4]])}, End: finding.Position{Line: l, Character: analysis.UTF16Len(line[:m[5]])}}
-					e := replaceAt(r, "fit_transform")
+					v := st.Value
+					if v == nil || v.Kind != analysis.ExprCall || v.Value == nil || v.Value.Kind != analysis.ExprAttribute || v.Value.Name != "fit" || v.Value.Value == nil || v.Value.Value.Kind != analysis.ExprName {
+						continue
+					}
+					e := replaceAt(v.Value.NameRange, "fit_transform")
 					e.Cell = h.ID
-					return append(out, Candidate{
+					return []Candidate{{
 						Fix:   finding.Fix{Title: fmt.Sprintf("Assign the transformed data: fit_transform in cell %d (run it again)", h.Index+1), Edits: []finding.Edit{e}},
 						Keeps: fmt.Sprintf("cell %d assigned fit's return value (the estimator itself) to %s; fit_transform fits the same way and returns the data", h.Index+1, a.Text),
-					})
+					}}
 				}
 			}
 		}
 	}
-	return out
+	return nil
 }
 
 func notFittedGen(in *Input) []Candidate {
