@@ -66,6 +66,7 @@ func (j *Judge) chain(ctx context.Context, c *candidate, base repair.Input, insp
 	// The original crash's keys and facts describe other objects; the new failure's are its own.
 	next.CrashKeys = o.CrashKeys
 	next.CrashFacts = o.CrashFacts
+	next.Suggestions = o.Suggestions
 	next.Site = nil // the original crash's site; the outcome carries no frames of its own
 	next.History = make([]repair.Cell, len(hist))
 	for k, h := range hist {

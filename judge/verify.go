@@ -99,6 +99,9 @@ type Outcome struct {
 	CrashKeys []facts.CrashKeys
 	// CrashFacts are the facts of that line's names as the failing run held them.
 	CrashFacts map[string]facts.Value
+	// Suggestions are the names (or valid values) near the missing one, as the failing run
+	// saw them (facts.ShadowResult.Suggestions): a chained step repairs with them.
+	Suggestions *facts.Suggestions
 }
 
 // statusUnverifiable marks a candidate verification cannot run (see maxReplayCells).
@@ -541,7 +544,7 @@ func (j *Judge) runCandidate(ctx context.Context, c *candidate, orig *facts.Shad
 				return j.runCandidate(ctx, c, orig, nil)
 			}
 		}
-		o.Exception, o.Message, o.Line, o.CrashKeys, o.CrashFacts = r.Exception, r.Message, r.Line, r.CrashKeys, r.CrashFacts
+		o.Exception, o.Message, o.Line, o.CrashKeys, o.CrashFacts, o.Suggestions = r.Exception, r.Message, r.Line, r.CrashKeys, r.CrashFacts, r.Suggestions
 		o.Reason = fmt.Sprintf("the edited cell raised %s: %s", r.Exception, oneLine(r.Message))
 	default:
 		o.Reason = firstNonEmpty(r.Reason, r.Refused, r.Status)

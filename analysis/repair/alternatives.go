@@ -55,3 +55,55 @@ func alternativeGen(in *Input) []Candidate {
 	}
 	return out
 }
+
+// A constructor keyword the library documents for the case it refuses, added where the
+// object is built (in this cell or the history, nested in a pipeline too): OneHotEncoder
+// raises "Found unknown categories ... during transform" on a category its fit never saw,
+// and handle_unknown="ignore" encodes such a row as all zeros.
+var constructorKeywords = []struct{ says, class, keyword, why string }{
+	{"Found unknown categories", "OneHotEncoder", "handle_unknown", `"ignore"`},
+}
+
+func init() {
+	register(family{name: "constructor-keyword", gen: constructorKeywordGen})
+}
+
+func constructorKeywordGen(in *Input) []Candidate {
+	msg := in.message()
+	for _, ck := range constructorKeywords {
+		if !strings.Contains(msg, ck.says) {
+			continue
+		}
+		for _, s := range in.editSites() {
+			for _, c := range walkExprs(s.Facts.Statements, func(finding.Range) bool { return true }, func(e *analysis.Expr) bool {
+				return e.Kind == analysis.ExprCall && e.Value != nil && e.Value.Name == ck.class
+			}) {
+				if s.ID == "" && c.Range.Start.Line > in.crashLine() {
+					continue
+				}
+				given := false
+				for _, k := range c.Keywords {
+					given = given || k.Name == ck.keyword
+				}
+				if given {
+					continue
+				}
+				p := c.Range.End
+				p.Character-- // before the closing parenthesis
+				text := ck.keyword + "=" + ck.why
+				if len(c.Args)+len(c.Keywords) > 0 {
+					text = ", " + text
+				}
+				title := fmt.Sprintf("Build the %s with %s", ck.class, ck.keyword+"="+ck.why)
+				if s.ID != "" {
+					title += fmt.Sprintf(" in cell %d (run it again)", s.Index+1)
+				}
+				return []Candidate{{
+					Fix:   finding.Fix{Title: title, Edits: []finding.Edit{{Cell: s.ID, Range: finding.Range{Start: p, End: p}, NewText: text}}},
+					Keeps: fmt.Sprintf("the same %s; a category its fit never saw is encoded as no known one instead of failing", ck.class),
+				}}
+			}
+		}
+	}
+	return nil
+}

@@ -89,13 +89,28 @@ func tensorArgs(in *Input) []*analysis.Expr {
 			if a.Kind != analysis.ExprName && a.Kind != analysis.ExprAttribute && a.Kind != analysis.ExprSubscript {
 				continue
 			}
-			if v, ok := in.value(a.Text); ok && v.Kind != facts.KindTensor {
+			if v, ok := in.value(a.Text); ok && v.Kind != facts.KindTensor || numpyValues(a) {
 				continue
+			}
+			if root := a.Root(); a.Kind == analysis.ExprAttribute && root != "" && in.moduleOf(root) != "" {
+				continue // np.float32: a module's name, no tensor
 			}
 			out = append(out, a)
 		}
+		// torch.from_numpy(df[cols].values): the tensor is the call's result, in the
+		// array's dtype; the call itself is converted.
+		if c.Expr.Value != nil && calleeText(c.Expr) == "torch.from_numpy" {
+			out = append(out, c.Expr)
+		}
 	}
 	return out
+}
+
+// numpyValues reports whether e is a frame's values as a NumPy array by its syntax
+// (.values, .to_numpy()): no tensor method applies to it.
+func numpyValues(e *analysis.Expr) bool {
+	return e.Kind == analysis.ExprAttribute && e.Name == "values" ||
+		e.Kind == analysis.ExprCall && e.Value != nil && e.Value.Kind == analysis.ExprAttribute && e.Value.Name == "to_numpy"
 }
 
 func convertTensorArgs(in *Input, suffix, title string, lastFirst bool) []Candidate {

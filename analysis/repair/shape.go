@@ -94,6 +94,28 @@ func keepDims(in *Input) []Candidate {
 			Fix:   finding.Fix{Title: fmt.Sprintf("Keep the reduced axis (%s(..., keepdims=True))", c.Value.Name), Edits: []finding.Edit{{Range: finding.Range{Start: p, End: p}, NewText: ", keepdims=True"}}},
 			Keeps: "the same statistic, shaped so it broadcasts against the array it was computed from",
 		})
+		// A statistic per row of a 2-D array stored for later use (mu = X.mean(axis=1), then
+		// (X - mu) / sigma, X_val - mu): the stored statistics of a data set are per column
+		// (per feature), so the other axis. One reduced inside the arithmetic that uses it
+		// (X - X.mean(axis=1)) may mean per row: only keepdims.
+		if n, _ := constInt(c.Keywords[0].Value); n == 1 && in.exprShapeLen(c.Value.Value) == 2 && in.assignedWhole(c) {
+			// The cell's other statistics of the same array go with it (mu and sigma).
+			var edits []finding.Edit
+			for _, st := range in.Facts.Statements {
+				v := st.Value
+				if st.Kind != analysis.StmtAssign || v == nil || v.Kind != analysis.ExprCall || v.Value == nil || v.Value.Kind != analysis.ExprAttribute ||
+					!reductions[v.Value.Name] || v.Value.Value == nil || v.Value.Value.Text != c.Value.Value.Text || len(v.Keywords) != 1 || v.Keywords[0].Name != "axis" {
+					continue
+				}
+				if k, _ := constInt(v.Keywords[0].Value); k == 1 {
+					edits = append(edits, replaceAt(v.Keywords[0].Value.Range, "0"))
+				}
+			}
+			out = append(out, Candidate{
+				Fix:   finding.Fix{Title: fmt.Sprintf("Reduce over the rows: %s(axis=0), one value per column", c.Value.Name), Edits: edits},
+				Keeps: "the same statistics, per column (per feature), which broadcast along every row",
+			})
+		}
 	}
 	return out
 }
@@ -501,4 +523,32 @@ func product(ns []int) int {
 		p *= n
 	}
 	return p
+}
+
+// exprShapeLen returns the number of dimensions the facts give the name or chain e; 0 when
+// unknown.
+func (in *Input) exprShapeLen(e *analysis.Expr) int {
+	if e == nil {
+		return 0
+	}
+	if c, ok := e.Chain(); ok {
+		if v, ok := in.value(c); ok {
+			return len(v.Shape)
+		}
+	}
+	return 0
+}
+
+// assignedWhole reports whether e is the whole value of an assignment statement of the
+// cell (name = e).
+func (in *Input) assignedWhole(e *analysis.Expr) bool {
+	if in.Facts == nil {
+		return false
+	}
+	for _, st := range in.Facts.Statements {
+		if st.Kind == analysis.StmtAssign && st.Value != nil && st.Value.Range == e.Range {
+			return true
+		}
+	}
+	return false
 }

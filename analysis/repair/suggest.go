@@ -28,6 +28,25 @@ func suggestGen(in *Input) []Candidate {
 	if s == nil || s.Name == "" || len(s.Candidates) == 0 {
 		return nil
 	}
+	// A keyword the callee's object has no property for (matplotlib's fontweigth=):
+	// the keyword becomes each property near it.
+	for _, c := range in.exprsOnLine(in.crashLine(), func(e *analysis.Expr) bool { return e.Kind == analysis.ExprCall }) {
+		for _, k := range c.Keywords {
+			if k.Name != s.Name {
+				continue
+			}
+			r := finding.Range{Start: k.Range.Start, End: finding.Position{Line: k.Range.Start.Line, Character: k.Range.Start.Character + len(k.Name)}}
+			for _, cand := range s.Candidates {
+				if !isIdent(cand) {
+					continue
+				}
+				out = append(out, Candidate{
+					Fix:   finding.Fix{Title: fmt.Sprintf("Rename the keyword %s to %s (a property the object has)", s.Name, cand), Edits: []finding.Edit{replaceAt(r, cand)}},
+					Keeps: fmt.Sprintf("the same value, given to %s, the property spelled nearest to %s", cand, s.Name),
+				})
+			}
+		}
+	}
 	switch exc {
 	case "AttributeError":
 		for _, e := range in.exprsOnLine(in.crashLine(), func(e *analysis.Expr) bool { return e.Kind == analysis.ExprAttribute && e.Name == s.Name }) {

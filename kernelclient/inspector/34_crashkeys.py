@@ -89,6 +89,14 @@ def _ck_lookup(chain, frame):
         return None
     pd = sys.modules.get("pandas")
     for p in parts[1:]:
+        if _ck_sklearn(obj) and not p.startswith("_"):
+            # A scikit-learn object's attribute (pipe.named_steps, grid.best_params_): the
+            # library's code, run in the child, which is about to exit.
+            try:
+                obj = getattr(obj, p)
+            except BaseException:
+                return None
+            continue
         if pd is None or not isinstance(obj, pd.DataFrame):
             return None
         try:
@@ -98,6 +106,15 @@ def _ck_lookup(chain, frame):
         except BaseException:
             return None
     return obj
+
+
+def _ck_sklearn(obj):
+    """Whether obj's class and every class it inherits from are scikit-learn's (or object):
+    then its attributes run no user code."""
+    try:
+        return all(c is object or (c.__module__ or "").split(".")[0] in ("sklearn", "abc") for c in type(obj).__mro__)
+    except BaseException:
+        return False
 
 
 def _cell_frame(tb):

@@ -220,10 +220,10 @@ def _crash_suggestions(e):
     so the child computes them with the same costs and bound. The child is about to exit:
     dir() of a user object runs its code there only."""
     name = getattr(e, "name", None)
-    if not isinstance(e, (AttributeError, NameError)):
+    if not isinstance(e, (AttributeError, NameError)) or not isinstance(name, str) or not name:
+        # A refused value, or an attribute error that names no attribute (matplotlib's
+        # "'Text' object has no property 'fontweigth'"): the quoted words.
         return _value_suggestions(e)
-    if not isinstance(name, str) or not name:
-        return None
     if isinstance(e, AttributeError):
         obj = getattr(e, "obj", _MISSING)
         if obj is _MISSING:
@@ -320,12 +320,27 @@ def _value_suggestions(e):
     while tb is not None:
         frames.append(tb.tb_frame)
         tb = tb.tb_next
+    # A quoted class name ("'Text' object has no property ...") is no value.
+    classes = set()
+    for f in frames[-_VS_FRAMES:]:
+        me = f.f_locals.get("self") if f.f_locals is not f.f_globals else None
+        if me is not None:
+            classes.update(c.__name__ for c in type(me).__mro__)
+    words = [w for w in words if w not in classes]
     for f in reversed(frames[-_VS_FRAMES:]):
         g = f.f_globals
         # A module-level frame's locals are its globals (a cell's: the whole namespace):
         # only what its code names counts.
         pool = [] if f.f_locals is g else list(f.f_locals.values())
         pool += [g[n] for n in f.f_code.co_names if n in g]
+        # The properties of the object a method of the raising code sets (an artist's
+        # set_fontweight for fontweight=): the names it has setters for.
+        me = f.f_locals.get("self") if f.f_locals is not g else None
+        if me is not None:
+            try:
+                pool.append([n[4:] for n in dir(me) if n.startswith("set_") and len(n) > 4])
+            except BaseException:
+                pass
         tables = []
         for v in pool:
             if type(v) not in _VS_TYPES or len(v) > _VS_LEN:
