@@ -558,6 +558,15 @@ class ShadowTest(unittest.TestCase):
         self.assertEqual(r["exception"], "TypeError")
         self.assertEqual(r["crash_facts"]["cf_lens"]["type"], "map")
 
+    def test_crash_keys_sklearn_attribute(self):
+        # A scikit-learn object's attribute subscripted on the crash line: its keys (the
+        # pipeline's step names), read through the library's own code in the child.
+        SH.run_cell("from sklearn.pipeline import Pipeline\nfrom sklearn.preprocessing import StandardScaler\n"
+                    "ck_pipe = Pipeline([('scale', StandardScaler()), ('model', StandardScaler())])", store_history=True).raise_error()
+        r = shadow("ck_pipe.named_steps['clf']", trace=False)
+        self.assertEqual(r["exception"], "KeyError")
+        self.assertIn({"expr": "ck_pipe.named_steps", "kind": "dict", "keys": ["scale", "model"], "total": 2}, r["crash_keys"])
+
     def test_value_suggestions(self):
         # A value the library refused: the valid ones near it, from the table the raising
         # code holds (a module global its code names), by start, initials or spelling.
@@ -568,6 +577,14 @@ class ShadowTest(unittest.TestCase):
             r = shadow("sg_get(%r)" % wrong, trace=False)
             self.assertEqual(r["exception"], "ValueError")
             self.assertEqual(r["suggestions"], {"name": wrong, "candidates": want})
+        # A property the raising method's object has a setter for (matplotlib's Text), the
+        # class name the message also quotes left out.
+        SH.run_cell("class sg_Text:\n    def set_fontweight(self, v):\n        pass\n    def set_color(self, v):\n        pass\n    def update(self, **kw):\n"
+                    "        for k in kw:\n            if not hasattr(self, 'set_' + k):\n"
+                    "                raise AttributeError(\"'sg_Text' object has no property '%s'\" % k)",
+                    store_history=True).raise_error()
+        r = shadow("sg_Text().update(fontweigth='bold')", trace=False)
+        self.assertEqual(r["suggestions"], {"name": "fontweigth", "candidates": ["fontweight"]})
         # Nothing near, or a table that holds the quoted value itself: none.
         r = shadow("sg_get('zzzz')", trace=False)
         self.assertNotIn("suggestions", r)
