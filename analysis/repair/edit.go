@@ -241,7 +241,10 @@ func replacedIdent(text string, fix finding.Fix, id string) bool {
 		}
 		// A method swapped for another on the same object (clf.predict_proba(X)[:, 1]
 		// written clf.predict(X)): the attribute goes, the object and the call stay.
-		if ids := scanIdentifiers(old); len(ids) > 0 && ids[0] != id && strings.Contains(old, "."+id) && strings.HasPrefix(strings.TrimSpace(e.NewText), ids[0]+".") {
+		// The same object read through another accessor (df.loc[i, "price"] written
+		// df["price"].iloc[i]): the accessor goes, the object stays.
+		if ids := scanIdentifiers(old); len(ids) > 0 && ids[0] != id && strings.Contains(old, "."+id) &&
+			(strings.HasPrefix(strings.TrimSpace(e.NewText), ids[0]+".") || strings.HasPrefix(strings.TrimSpace(e.NewText), ids[0]+"[")) {
 			return true
 		}
 		// The same call with its arguments computed another way (range(EPOCHS + 1) written

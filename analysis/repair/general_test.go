@@ -120,6 +120,8 @@ func TestGeneralOperators(t *testing.T) {
 			map[string]facts.Value{"sub": {Exists: true, Kind: facts.KindDataFrame, Shape: []int{29, 2}}, "df": {Exists: true, Kind: facts.KindDataFrame, Shape: []int{30, 2}}},
 			"X = sub.drop('y', axis=1)\ny = sub.y\nm.fit(X, y)"},
 		{"same frame", rowSourceGen, "X = df[['a']]\ny = df['y'][:10]\nm.fit(X, y)", 2, "ValueError", "Found input variables with inconsistent numbers of samples: [30, 10]", nil, ""},
+		{"rows by a loop counter", byPositionGen, "for i in range(len(df)):\n    out.append(df.loc[i, 'price'] / df.loc[i, 'sqft'])", 1, "KeyError", "4",
+			map[string]facts.Value{"i": {Exists: true, Kind: facts.KindInt}}, "for i in range(len(df)):\n    out.append(df['price'].iloc[i] / df['sqft'].iloc[i])"},
 		{"dict key", byPositionGen, "first = d[0]", 0, "KeyError", "0", map[string]facts.Value{"d": {Exists: true, Kind: facts.KindDict}}, ""},
 		{"inplace keyword dropped", callShapeGen, "df = df.dropna(subset=['a'], inplace=True)\nprint(df.shape)", 1, "AttributeError", "'NoneType' object has no attribute 'shape'", nil,
 			"df = df.dropna(subset=['a'])\nprint(df.shape)"},

@@ -26,7 +26,7 @@ func byPositionGen(in *Input) []Candidate {
 	if key == "" || strings.Trim(key, "-0123456789") != "" {
 		return nil
 	}
-	var out []Candidate
+	out := rowsByCounter(in)
 	for _, s := range in.exprsOnLine(in.crashLine(), func(e *analysis.Expr) bool {
 		return e.Kind == analysis.ExprSubscript && e.Value != nil && e.Index != nil && e.Index.Text == key
 	}) {
@@ -47,6 +47,48 @@ func byPositionGen(in *Input) []Candidate {
 		})
 	}
 	return out
+}
+
+// rowsByCounter reads by position the rows a loop counter picks with .loc: for i in
+// range(len(df)) and df.loc[i, "price"] after a filter left gaps in the index. Every
+// df.loc[i, "col"] of the line becomes df["col"].iloc[i] and df.loc[i] df.iloc[i], where
+// i counts a range loop around the line (or the facts say it holds an integer).
+func rowsByCounter(in *Input) []Candidate {
+	var edits []finding.Edit
+	counter := ""
+	for _, s := range in.exprsOnLine(in.crashLine(), func(e *analysis.Expr) bool {
+		return e.Kind == analysis.ExprSubscript && e.Value != nil && e.Value.Kind == analysis.ExprAttribute && e.Value.Name == "loc" && e.Index != nil
+	}) {
+		row, col := s.Index, (*analysis.Expr)(nil)
+		if row.Kind == analysis.ExprTuple {
+			if len(row.Args) != 2 {
+				continue
+			}
+			row, col = row.Args[0], row.Args[1]
+		}
+		if row.Kind != analysis.ExprName || counter != "" && row.Name != counter {
+			continue
+		}
+		if !in.rangeCounter(row.Name) {
+			if v, ok := in.value(row.Name); !ok || v.Kind != facts.KindInt {
+				continue
+			}
+		}
+		counter = row.Name
+		obj := s.Value.Value.Text
+		text := obj + ".iloc[" + row.Text + "]"
+		if col != nil {
+			text = obj + "[" + col.Text + "].iloc[" + row.Text + "]"
+		}
+		edits = append(edits, replaceAt(s.Range, text))
+	}
+	if len(edits) == 0 {
+		return nil
+	}
+	return []Candidate{{
+		Fix:   finding.Fix{Title: fmt.Sprintf("Take the rows by position with .iloc[%s] (%s counts rows; the index has other labels)", counter, counter), Edits: edits},
+		Keeps: fmt.Sprintf("row number %s of the frame, as the loop counts them, and the same columns", counter),
+	}}
 }
 
 // The other way round: .iloc given labels or a mask Series (df.iloc[df["age"] > 60,
@@ -117,6 +159,17 @@ func labelKey(k *analysis.Expr) bool {
 			}
 		}
 		return len(k.Args) > 0
+	}
+	return false
+}
+
+// rangeCounter reports whether name is the target of a for loop over range(...) that
+// encloses the crash line.
+func (in *Input) rangeCounter(name string) bool {
+	for _, st := range enclosing(in.Facts.Statements, in.crashLine()) {
+		if st.Kind == analysis.StmtFor && len(st.Targets) == 1 && st.Targets[0].Kind == analysis.ExprName && st.Targets[0].Name == name && isRangeCall(st.Value) {
+			return true
+		}
 	}
 	return false
 }
