@@ -236,3 +236,38 @@ func typeWords(msg string) map[string]bool {
 	}
 	return out
 }
+
+// A frame's values passed where the library needs the frame itself: a ColumnTransformer
+// that selects columns by name handed X_train = df[cols].values ("Specifying the columns
+// using strings is only supported for pandas DataFrames"). On the crash line, or where the
+// operand was bound (a binding site of the crash), the .values or .to_numpy() goes: the
+// same rows and columns, with their names.
+
+func init() {
+	register(family{name: "keep-frame", gen: keepFrameGen})
+}
+
+func keepFrameGen(in *Input) []Candidate {
+	msg := in.message()
+	if in.exception() != "ValueError" || !strings.Contains(msg, "DataFrame") || !strings.Contains(msg, "only supported") && !strings.Contains(msg, "column names") {
+		return nil
+	}
+	var out []Candidate
+	for _, e := range in.exprsOnLine(in.crashLine(), func(e *analysis.Expr) bool { return numpyValues(e) }) {
+		obj := e.Value
+		if e.Kind == analysis.ExprCall {
+			obj = e.Value.Value
+		}
+		if obj == nil {
+			continue
+		}
+		if r, ok := in.value(obj.Root()); !ok || r.Kind != facts.KindDataFrame {
+			continue
+		}
+		out = append(out, Candidate{
+			Fix:   finding.Fix{Title: fmt.Sprintf("Keep %s a DataFrame (no %s)", obj.Text, strings.TrimPrefix(e.Text, obj.Text)), Edits: []finding.Edit{replaceAt(e.Range, obj.Text)}},
+			Keeps: fmt.Sprintf("the same rows and columns as %s, with the column names the library selects by", e.Text),
+		})
+	}
+	return out
+}

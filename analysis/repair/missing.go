@@ -170,6 +170,12 @@ func missingKey(in *Input) []Candidate {
 				why[n] = fmt.Sprintf("%q exists; %q does not (the same words, without the unit or separators)", n, key)
 			}
 		}
+		if n, ok := sameRole(key, pool); ok {
+			if _, dup := why[n]; !dup {
+				targets = append(targets, n)
+				why[n] = fmt.Sprintf("%q exists; %q does not, and both are names notebooks give the same step", n, key)
+			}
+		}
 		for _, nw := range targets {
 			var edits []finding.Edit
 			for l := start; l <= in.crashLine(); l++ {
@@ -519,4 +525,38 @@ func sameWords(key string, pool []string, max int) []string {
 		return nil
 	}
 	return out
+}
+
+// roles are the names notebooks give one step of a pipeline or one entry of a models dict:
+// a pipeline built with ("model", ...) read as named_steps["clf"] meant that step.
+var roles = [][]string{
+	{"clf", "classifier", "model", "estimator", "est", "regressor", "reg"},
+	{"scaler", "scale", "scaling", "sc", "std", "standardize", "normalize"},
+	{"imputer", "impute", "imp"},
+	{"encoder", "encode", "enc", "ohe", "onehot"},
+	{"pca", "reduce_dim", "dim_reduction", "svd"},
+	{"vectorizer", "vect", "vec", "tfidf"},
+	{"preprocessor", "preprocess", "prep", "preprocessing", "transformer"},
+}
+
+// sameRole returns the one label of pool that names key's role another way (model for
+// clf); false when key has no role or not exactly one label shares it.
+func sameRole(key string, pool []string) (string, bool) {
+	low := strings.ToLower(key)
+	for _, group := range roles {
+		if !containsStr(group, low) {
+			continue
+		}
+		found := ""
+		for _, p := range pool {
+			if lp := strings.ToLower(p); lp != low && containsStr(group, lp) {
+				if found != "" {
+					return "", false
+				}
+				found = p
+			}
+		}
+		return found, found != ""
+	}
+	return "", false
 }

@@ -61,6 +61,83 @@ func neededGen(in *Input) []Candidate {
 			return out
 		}
 	}
+	return sizeParameter(in, what, want, got)
+}
+
+// sizeParameter repairs a layer whose size is a parameter of the class's __init__
+// (nn.Linear(in_features, 32) in class TabularMLP with in_features=10): where the model
+// is built from the class without that parameter (model = TabularMLP()), the parameter is
+// passed, from the data where an array of the namespace has got columns (X_train.shape[1])
+// or as the number.
+func sizeParameter(in *Input, what string, want, got int) []Candidate {
+	var out []Candidate
+	for _, s := range in.editSites() {
+		for _, cls := range s.Facts.Statements {
+			if cls.Kind != analysis.StmtClass {
+				continue
+			}
+			for _, def := range cls.Body {
+				if def.Kind != analysis.StmtDef || def.Name != "__init__" {
+					continue
+				}
+				for _, layer := range walkExprs(def.Body, func(finding.Range) bool { return true }, func(e *analysis.Expr) bool {
+					return e.Kind == analysis.ExprCall && e.Value != nil && constructorName(e.Value) && len(e.Args) > 0 && e.Args[0].Kind == analysis.ExprName
+				}) {
+					param := layer.Args[0].Name
+					if !containsStr(def.Params, param) {
+						continue
+					}
+					out = append(out, passSize(in, cls.Name, param, what, got)...)
+					if len(out) > 0 {
+						return out
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// passSize passes param=got (data-derived when it can be) to the calls that build class
+// without it, in the crashing cell above the crash or the history, newest first.
+func passSize(in *Input, class, param, what string, got int) []Candidate {
+	value := strconv.Itoa(got)
+	for _, p := range trainingNames {
+		if v, ok := in.value(p[0]); ok && len(v.Shape) == 2 && v.Shape[1] == got {
+			value = p[0] + ".shape[1]"
+			break
+		}
+	}
+	for _, s := range in.editSites() {
+		for _, c := range walkExprs(s.Facts.Statements, func(finding.Range) bool { return true }, func(e *analysis.Expr) bool {
+			return e.Kind == analysis.ExprCall && e.Value != nil && e.Value.Kind == analysis.ExprName && e.Value.Name == class
+		}) {
+			if s.ID == "" && c.Range.Start.Line > in.crashLine() {
+				continue
+			}
+			given := len(c.Args) > 0
+			for _, k := range c.Keywords {
+				given = given || k.Name == param
+			}
+			if given {
+				continue
+			}
+			p := c.Range.End
+			p.Character-- // before the closing parenthesis
+			text := param + "=" + value
+			if len(c.Keywords) > 0 {
+				text = ", " + text
+			}
+			title := fmt.Sprintf("Build %s with %s=%s", class, param, value)
+			if s.ID != "" {
+				title += fmt.Sprintf(" in cell %d (then run it again)", s.Index+1)
+			}
+			return []Candidate{{
+				Fix:   finding.Fix{Title: title, Edits: []finding.Edit{{Cell: s.ID, Range: finding.Range{Start: p, End: p}, NewText: text}}},
+				Keeps: fmt.Sprintf("the same model; its first layer gets the %d %s per sample the data has", got, strings.TrimPrefix(what, "in_")),
+			}}
+		}
+	}
 	return nil
 }
 

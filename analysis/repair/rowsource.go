@@ -142,6 +142,12 @@ func rowAlignGen(in *Input) []Candidate {
 	if ra < 0 || rb < 0 || ra == rb {
 		return nil
 	}
+	// The same rows only when both are read from one frame: X filtered on its own
+	// (X = X[mask]) after X = df[cols], y = df["y"]. Two frames (a cleaned copy and the
+	// original) are row-source's; unrelated frames have no rows in common.
+	if ba, bb := in.rowBase(a.Name), in.rowBase(b.Name); ba == "" || ba != bb {
+		return nil
+	}
 	short, long := a, b
 	if ra > rb {
 		short, long = b, a
@@ -152,4 +158,26 @@ func rowAlignGen(in *Input) []Candidate {
 		Fix:   finding.Fix{Title: fmt.Sprintf("Keep the rows of %s that %s kept: %s", long.Name, short.Name, code), Edits: []finding.Edit{insertBefore(in.Text, l, code)}},
 		Keeps: fmt.Sprintf("%s and %s describe the same rows again, matched by index; %s's rows that %s dropped go", short.Name, long.Name, long.Name, short.Name),
 	}}
+}
+
+// rowBase returns the frame name's rows are read from: the base of its binding's value
+// (df in X = df[["a"]]), past bindings that filter the name itself (X = X[X.a > 0] goes back
+// to X's earlier binding); "" when a binding is no read of a frame.
+func (in *Input) rowBase(name string) string {
+	pos, before := -1, in.crashLine()
+	for step := 0; step < maxOriginDepth; step++ {
+		s, p, ok := in.binding(name, pos, before)
+		if !ok {
+			return name // bound by no plain assignment: the frame itself
+		}
+		b := baseFrame(s.value)
+		if b == nil {
+			return ""
+		}
+		if b.Name != name {
+			return b.Name
+		}
+		pos, before = p, s.stmt.Range.Start.Line
+	}
+	return ""
 }
